@@ -1,0 +1,45 @@
+"""``python manage.py demo``: set up the embedded default and serve it on 127.0.0.1:8000."""
+
+import secrets
+
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.core.management.base import BaseCommand
+
+DEMO_USERNAME = "demo"
+
+
+class Command(BaseCommand):
+    help = (
+        "Migrate, load the catalog, create the demo user with a fresh random password "
+        "(printed once), then serve on http://127.0.0.1:8000."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--no-serve", action="store_true", help="do everything but serve")
+        parser.add_argument("--addrport", default="127.0.0.1:8000", help="where to serve")
+
+    def handle(self, *args, **options):
+        call_command("migrate", interactive=False, verbosity=0)
+        self.stdout.write("database migrated")
+        call_command("load_catalog", stdout=self.stdout)
+        password = self._demo_user()
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"demo user: {DEMO_USERNAME}  password: {password}  (shown once; run demo again for a new one)"
+            )
+        )
+        if options["no_serve"]:
+            return
+        self.stdout.write(f"serving on http://{options['addrport']}/ (Ctrl-C stops)")
+        call_command("runserver", options["addrport"], use_reloader=False)
+
+    def _demo_user(self) -> str:
+        """Create or refresh the demo user; return its new random password."""
+        password = secrets.token_urlsafe(12)
+        user, _ = get_user_model().objects.get_or_create(username=DEMO_USERNAME)
+        user.is_staff = True
+        user.is_superuser = True
+        user.set_password(password)
+        user.save()
+        return password

@@ -1,0 +1,1 @@
+"""Scenarios and simulation runs."""
