@@ -1,0 +1,158 @@
+"""Shared cloud capacity rented by the hour: on-demand, spot and committed billing.
+
+Every cost is an array over months ``0 … H`` (last axis, length ``H + 1``), with a leading path
+axis ``P`` where it depends on the path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .finance import every_month, renewal_factor, term_starts, trend_factor
+
+Array = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class CloudRates:
+    """Prices of one cloud option, path-independent parts resolved."""
+
+    billing: str  # "on_demand", "spot" or "committed"
+    scaling: str  # "elastic" or "fixed" (on-demand and spot)
+    usd_per_gpu_hour: float  # [USD/GPU-h] on-demand, spot or committed rate
+    price_change_per_year: float  # c [1/year]
+    support_fraction: float  # share of compute + egress [dimensionless]
+    egress_usd_per_month: float  # [USD/month], months 1 … H
+    interruption_overhead: float = 0.0  # spot only [dimensionless]
+    committed_gpus: int = 0  # [GPUs]
+    term_months: int = 1  # [months]
+    upfront_usd: float = 0.0  # [USD per term]
+    on_demand_usd_per_gpu_hour: float | None = None  # [USD/GPU-h] overflow beyond the commitment
+
+
+def paths_column(value: ArrayLike) -> Array:
+    """A scalar or a ``(P,)`` array as something that broadcasts against ``(P, H + 1)``."""
+    array = np.asarray(value, dtype=np.float64)
+    return array[:, np.newaxis] if array.ndim == 1 else array
+
+
+def rented_compute_usd(
+    busy_gpu_hours: Array,
+    peak_gpus: Array,
+    hours_per_month: float,
+    usd_per_gpu_hour: float,
+    trend: Array,
+    scaling: str,
+    overhead: ArrayLike = 0.0,
+) -> Array:
+    """On-demand or spot compute [USD/month]: ``billed × rate × k[m] × (1 + overhead)``.
+
+    ``billed`` is the busy GPU-hours (elastic) or, for a fleet kept running, ``peak_o × hours``
+    plus any work beyond it, billed at the same rate (a fixed fleet tops up on demand).
+    ``busy_gpu_hours`` is ``(P, H + 1)``, ``peak_gpus`` ``(H + 1,)``, ``trend`` ``k[m]``.
+    """
+    if scaling == "fixed":
+        billed = np.maximum(peak_gpus * hours_per_month, busy_gpu_hours)
+    else:
+        billed = busy_gpu_hours
+    return billed * usd_per_gpu_hour * trend * (1.0 + paths_column(overhead))
+
+
+def commitment_overflow_gpu_hours(busy_gpu_hours: Array, capacity_gpu_hours: float) -> Array:
+    """Work beyond a commitment [GPU-h/month]: ``max(0, busy_o − committed_gpus × hours)``."""
+    return np.maximum(0.0, busy_gpu_hours - capacity_gpu_hours)
+
+
+def committed_base_usd(
+    committed_gpus: int,
+    hours_per_month: float,
+    usd_per_gpu_hour: float,
+    price_change_per_year: ArrayLike,
+    term_months: int,
+    horizon_months: int,
+) -> Array:
+    """Committed GPUs paid every hour of months ``1 … H`` at the renewed rate [USD/month].
+
+    ``committed_gpus × hours × rate × (1 + c) ** (T(m) / 12)``; shape ``(H + 1,)`` or ``(P, H + 1)``.
+    """
+    factor = renewal_factor(price_change_per_year, term_months, horizon_months)
+    return (
+        committed_gpus
+        * hours_per_month
+        * usd_per_gpu_hour
+        * factor
+        * every_month(1.0, horizon_months)
+    )
+
+
+def upfront_usd(upfront_usd_per_term: float, term_months: int, horizon_months: int) -> Array:
+    """Upfront payments at the start of each term, months ``0, term, 2·term … < H`` [USD]; ``(H + 1,)``."""
+    return upfront_usd_per_term * term_starts(term_months, horizon_months)
+
+
+def support_usd(support_fraction: float, compute_usd: Array, egress_usd: Array) -> Array:
+    """``support[m] = support_fraction × (compute[m] + egress[m])`` [USD/month]."""
+    return support_fraction * (compute_usd + egress_usd)
+
+
+def cloud_costs(
+    rates: CloudRates,
+    busy_gpu_hours: Array,
+    peak_gpus: Array,
+    hours_per_month: float,
+    horizon_months: int,
+    price_change_per_year: ArrayLike | None = None,
+    interruption_overhead: ArrayLike | None = None,
+) -> tuple[dict[str, Array], Array]:
+    """Monthly costs by category [USD/month] and shortfall per path [GPU-h] of a cloud option.
+
+    ``busy_gpu_hours``: ``(P, H + 1)`` with month 0 zero; ``peak_gpus``: ``(H + 1,)``.
+    ``price_change_per_year`` / ``interruption_overhead``: ``(P,)`` per-path replacements, or None
+    for the option's own values.
+    """
+    c = rates.price_change_per_year if price_change_per_year is None else price_change_per_year
+    trend = trend_factor(c, horizon_months)
+    n_paths = busy_gpu_hours.shape[0]
+    shortfall = np.zeros(n_paths)
+    costs: dict[str, Array] = {}
+    if rates.billing == "committed":
+        capacity = rates.committed_gpus * hours_per_month
+        compute = committed_base_usd(
+            rates.committed_gpus,
+            hours_per_month,
+            rates.usd_per_gpu_hour,
+            c,
+            rates.term_months,
+            horizon_months,
+        )
+        overflow = commitment_overflow_gpu_hours(busy_gpu_hours, capacity)
+        if rates.on_demand_usd_per_gpu_hour is None:
+            shortfall = overflow.sum(axis=-1)
+        else:
+            compute = compute + overflow * rates.on_demand_usd_per_gpu_hour * trend
+        costs["upfront"] = upfront_usd(rates.upfront_usd, rates.term_months, horizon_months)
+    else:
+        overhead: ArrayLike = 0.0
+        if rates.billing == "spot":
+            overhead = (
+                rates.interruption_overhead
+                if interruption_overhead is None
+                else interruption_overhead
+            )
+        compute = rented_compute_usd(
+            busy_gpu_hours,
+            peak_gpus,
+            hours_per_month,
+            rates.usd_per_gpu_hour,
+            trend,
+            rates.scaling,
+            overhead,
+        )
+    egress = every_month(rates.egress_usd_per_month, horizon_months)
+    costs["compute"] = compute
+    costs["egress"] = egress
+    costs["support"] = support_usd(rates.support_fraction, compute, egress)
+    return costs, shortfall

@@ -1,0 +1,417 @@
+"""The deterministic core: a path-independent :class:`Plan` and its costs on ``P`` paths at once.
+
+``plan_build`` turns a normalised scenario into everything that does not depend on the path
+(demand per option, capacity sized from the document's own demand, rates, egress, discount
+factors). ``plan_cost`` prices the plan on ``P`` futures with numpy broadcasting over paths and
+months. The deterministic result is ``P = 1`` with every :class:`Futures` field None.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from . import demand as dm
+from .cloud import CloudRates, cloud_costs
+from .dedicated import DedicatedRates, dedicated_costs
+from .egress import cloud_egress_usd, overage_egress_usd
+from .errors import FieldError, ScenarioError
+from .finance import ceil_tolerant, discount_factors
+from .on_prem import OnPremRates, on_prem_costs
+
+Array = NDArray[np.float64]
+GpuFigures = Mapping[str, float | None]
+
+CATEGORIES: tuple[str, ...] = (
+    "compute",
+    "egress",
+    "support",
+    "setup",
+    "upfront",
+    "capex",
+    "financing",
+    "power",
+    "colo",
+    "staff",
+    "residual",
+    "bridge",
+    "burst",
+)
+CATEGORY_INDEX: dict[str, int] = {name: i for i, name in enumerate(CATEGORIES)}
+
+
+@dataclass(frozen=True, eq=False)
+class Futures:
+    """Per-path values; each None (= the document's own value) or a float64 array of shape (P,)."""
+
+    demand_multiplier: Array | None = None
+    """Multiplies every busy [dimensionless, ≥ 0]; needs, fits and capacity unchanged."""
+    cloud_price_change_per_year: Array | None = None
+    """Replaces every cloud option's ``c`` [1/year]."""
+    usd_per_kwh_multiplier: Array | None = None
+    """Multiplies every on-prem ``usd_per_kwh`` [dimensionless]."""
+    interruption_overhead: Array | None = None
+    """Replaces every spot option's overhead [dimensionless]."""
+
+
+@dataclass(frozen=True, eq=False)
+class OptionPlan:
+    """One option's path-independent demand, capacity and rates."""
+
+    index: int
+    name: str
+    type: str  # "cloud", "dedicated", "on_prem"
+    billing: str | None  # cloud: "on_demand", "spot", "committed"
+    scaling: str | None  # cloud on-demand and spot: "elastic", "fixed"
+    gpu: str
+    busy_gpu_hours: Array  # busy_o, months 1 … H, shape (H,) [GPU-h/month]
+    peak_gpus: Array  # peak_o, months 1 … H, shape (H,) [GPUs]
+    provisioned_gpus: int  # [GPUs]
+    capacity_gpu_hours_per_month: float | None  # fixed capacity [GPU-h/month]; None when elastic
+    in_service: NDArray[np.bool_]  # months 1 … H in service, shape (H,)
+    rates: CloudRates | DedicatedRates | OnPremRates
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def has_fixed_capacity(self) -> bool:
+        """Committed cloud, dedicated and on-prem options have a capacity per month."""
+        return self.capacity_gpu_hours_per_month is not None
+
+
+@dataclass(frozen=True, eq=False)
+class Plan:
+    """Everything independent of the path, for every option of a scenario."""
+
+    options: tuple[OptionPlan, ...]
+    horizon_months: int  # H
+    hours_per_month: float  # [h/month]
+    discount_factors: Array  # (1 + r) ** (−m / 12), shape (H + 1,)
+    baseline_index: int
+    inputs: dict[str, Any]  # the normalised document with committed_gpus and servers filled
+    gpus: dict[str, dict[str, float | None]]  # figures used, by GPU slug
+    warnings: tuple[str, ...] = field(default=())
+
+    @property
+    def option_names(self) -> list[str]:
+        """Names of the options, in scenario order."""
+        return [option.name for option in self.options]
+
+    @property
+    def option_types(self) -> list[str]:
+        """Types of the options (``cloud``, ``dedicated``, ``on_prem``), in scenario order."""
+        return [option.type for option in self.options]
+
+
+@dataclass(frozen=True, eq=False)
+class PathCosts:
+    """Costs of every option on every path."""
+
+    monthly_usd: Array  # (O, P, H + 1), month 0 … H [USD]
+    total_usd: Array  # (O, P) [USD]
+    npv_usd: Array  # (O, P) [USD]
+    shortfall_gpu_hours: Array  # (O, P) [GPU-h]
+    breakdown_usd: Array | None  # (O, 13, P, H + 1) by category in CATEGORIES order [USD]
+
+
+def _scenario_error(field_path: str, message: str) -> ScenarioError:
+    return ScenarioError([FieldError(field_path, message)])
+
+
+def _optional_float(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def _workload_gpu(workload: Mapping[str, Any]) -> str:
+    return str(workload.get("gpu") or "h100-sxm")
+
+
+def plan_build(inputs: Mapping[str, Any], gpus: Mapping[str, GpuFigures]) -> Plan:
+    """Build the path-independent plan of a normalised scenario.
+
+    Fills the derived defaults (``committed_gpus`` = max ``peak_o``; ``servers`` =
+    ``ceil(max peak_o / gpus_per_server)``) into a copy of ``inputs`` kept as ``Plan.inputs``, and
+    raises ``ScenarioError`` for demand-stage errors (a committed option whose work exceeds its
+    commitment with no on-demand rate).
+    """
+    document: dict[str, Any] = copy.deepcopy(dict(inputs))
+    horizon = int(document["horizon_months"])
+    hours = float(document["hours_per_month"])
+    egress_tb = float(document.get("egress_tb_per_month") or 0.0)
+    workloads = list(document["workloads"])
+    demands = [dm.workload_demand(w, gpus[_workload_gpu(w)], horizon, hours) for w in workloads]
+    used_slugs = [_workload_gpu(w) for w in workloads] + [
+        str(o["gpu"]) for o in document["options"]
+    ]
+    warnings: list[str] = []
+    options: list[OptionPlan] = []
+    for index, option in enumerate(document["options"]):
+        option_gpu = str(option["gpu"])
+        throughput = float(option.get("throughput_factor") or 1.0)
+        busy_parts: list[Array] = []
+        peak_parts: list[Array] = []
+        option_warnings: list[str] = []
+        for workload, demand in zip(workloads, demands, strict=True):
+            try:
+                ratio = dm.speed_ratio(
+                    workload,
+                    _workload_gpu(workload),
+                    gpus[_workload_gpu(workload)],
+                    option_gpu,
+                    gpus[option_gpu],
+                )
+            except ValueError as exc:
+                raise _scenario_error(f"options[{index}].gpu", str(exc)) from None
+            if ratio.warning is not None:
+                option_warnings.append(ratio.warning)
+            busy_parts.append(dm.option_busy_contribution(demand, ratio.ratio, throughput))
+            peak_parts.append(
+                dm.option_peak_contribution(
+                    demand, ratio.ratio, throughput, dm.fit_gpus(workload, gpus[option_gpu])
+                )
+            )
+        busy = dm.sum_over(busy_parts, horizon)
+        peak = dm.sum_over(peak_parts, horizon)
+        max_peak = int(round(float(peak.max()))) if horizon else 0
+        options.append(
+            _option_plan(
+                index, option, busy, peak, max_peak, horizon, hours, egress_tb, option_warnings
+            )
+        )
+        warnings.extend(f"{option['name']}: {text}" for text in option_warnings)
+    baseline_name = document.get("baseline") or document["options"][0]["name"]
+    baseline_index = [o.name for o in options].index(baseline_name)
+    return Plan(
+        options=tuple(options),
+        horizon_months=horizon,
+        hours_per_month=hours,
+        discount_factors=discount_factors(float(document.get("discount_rate") or 0.0), horizon),
+        baseline_index=baseline_index,
+        inputs=document,
+        gpus={slug: dict(gpus[slug]) for slug in dict.fromkeys(used_slugs)},
+        warnings=tuple(warnings),
+    )
+
+
+def _option_plan(
+    index: int,
+    option: dict[str, Any],
+    busy: Array,
+    peak: Array,
+    max_peak_gpus: int,
+    horizon: int,
+    hours: float,
+    egress_tb: float,
+    warnings: list[str],
+) -> OptionPlan:
+    """Size and price one option (mutates ``option`` to fill derived defaults)."""
+    kind = option["type"]
+    all_months = np.ones(horizon, dtype=bool)
+    rates: CloudRates | DedicatedRates | OnPremRates
+    capacity: float | None = None
+    in_service = all_months
+    billing: str | None = None
+    scaling: str | None = None
+    if kind == "cloud":
+        billing = str(option.get("billing") or "on_demand")
+        scaling = str(option.get("scaling") or "elastic") if billing != "committed" else None
+        egress = cloud_egress_usd(
+            egress_tb,
+            _optional_float(option.get("egress_usd_per_gb")),
+            option.get("egress_tiers"),
+        )
+        if billing == "committed":
+            if option.get("committed_gpus") is None:
+                option["committed_gpus"] = max_peak_gpus
+            if option.get("term_months") is None:
+                option["term_months"] = horizon
+            committed = int(option["committed_gpus"])
+            capacity = committed * hours
+            provisioned = committed
+            on_demand = _optional_float(option.get("on_demand_usd_per_gpu_hour"))
+            if on_demand is None and bool(np.any(busy > capacity)):
+                month = int(np.argmax(busy > capacity)) + 1
+                raise _scenario_error(
+                    f"options[{index}].on_demand_usd_per_gpu_hour",
+                    f"the work ({busy[month - 1]:.6g} GPU-hours in month {month}) exceeds the "
+                    f"commitment of {committed} GPUs; give an on-demand rate for the overflow "
+                    "or commit to more GPUs",
+                )
+            rates = CloudRates(
+                billing=billing,
+                scaling="fixed",
+                usd_per_gpu_hour=float(option["usd_per_gpu_hour"]),
+                price_change_per_year=float(option.get("price_change_per_year") or 0.0),
+                support_fraction=float(option.get("support_fraction") or 0.0),
+                egress_usd_per_month=egress,
+                committed_gpus=committed,
+                term_months=int(option["term_months"]),
+                upfront_usd=float(option.get("upfront_usd") or 0.0),
+                on_demand_usd_per_gpu_hour=on_demand,
+            )
+        else:
+            provisioned = max_peak_gpus
+            overhead = option.get("interruption_overhead")
+            rates = CloudRates(
+                billing=billing,
+                scaling=scaling or "elastic",
+                usd_per_gpu_hour=float(option["usd_per_gpu_hour"]),
+                price_change_per_year=float(option.get("price_change_per_year") or 0.0),
+                support_fraction=float(option.get("support_fraction") or 0.0),
+                egress_usd_per_month=egress,
+                interruption_overhead=0.1 if overhead is None else float(overhead),
+            )
+    elif kind in ("dedicated", "on_prem"):
+        gpus_per_server = int(option.get("gpus_per_server") or 8)
+        if option.get("servers") is None:
+            option["servers"] = int(ceil_tolerant(max_peak_gpus / gpus_per_server))
+        servers = int(option["servers"])
+        provisioned = servers * gpus_per_server
+        capacity = provisioned * hours
+        if kind == "dedicated":
+            rates = DedicatedRates(
+                servers=servers,
+                gpus_per_server=gpus_per_server,
+                usd_per_server_month=float(option["usd_per_server_month"]),
+                setup_usd=float(option.get("setup_usd") or 0.0),
+                egress_usd_per_month=overage_egress_usd(
+                    egress_tb,
+                    float(option.get("included_egress_tb") or 0.0),
+                    float(option.get("overage_usd_per_tb") or 0.0),
+                ),
+                burst_usd_per_gpu_hour=_optional_float(option.get("burst_usd_per_gpu_hour")),
+            )
+        else:
+            lead = int(option.get("lead_time_months") or 0)
+            in_service = np.arange(1, horizon + 1) > lead
+            financing = option.get("financing")
+            rates = OnPremRates(
+                servers=servers,
+                gpus_per_server=gpus_per_server,
+                capex_usd_per_server=float(option["capex_usd_per_server"]),
+                server_kw=float(option["server_kw"]),
+                lead_time_months=lead,
+                bridge_usd_per_gpu_hour=_optional_float(option.get("bridge_usd_per_gpu_hour")),
+                burst_usd_per_gpu_hour=_optional_float(option.get("burst_usd_per_gpu_hour")),
+                idle_power_fraction=_default(option, "idle_power_fraction", 0.3),
+                pue=_default(option, "pue", 1.3),
+                usd_per_kwh=_default(option, "usd_per_kwh", 0.10),
+                colo_usd_per_kw_month=_default(option, "colo_usd_per_kw_month", 0.0),
+                support_fraction_per_year=_default(option, "support_fraction_per_year", 0.0),
+                staff_usd_per_month=_default(option, "staff_usd_per_month", 0.0),
+                residual_fraction=_default(option, "residual_fraction", 0.0),
+                egress_usd_per_month=egress_tb * _default(option, "egress_usd_per_tb", 0.0),
+                financing_apr=None if not financing else float(financing["apr"]),
+                financing_term_months=None if not financing else float(financing["term_months"]),
+            )
+    else:
+        raise ValueError(f"unknown option type {kind!r}")
+    return OptionPlan(
+        index=index,
+        name=str(option["name"]),
+        type=kind,
+        billing=billing,
+        scaling=scaling,
+        gpu=str(option["gpu"]),
+        busy_gpu_hours=busy,
+        peak_gpus=peak,
+        provisioned_gpus=int(provisioned),
+        capacity_gpu_hours_per_month=capacity,
+        in_service=in_service,
+        rates=rates,
+        warnings=tuple(warnings),
+    )
+
+
+def _default(option: Mapping[str, Any], key: str, default: float) -> float:
+    value = option.get(key)
+    return default if value is None else float(value)
+
+
+def _with_month_zero(months: Array) -> Array:
+    """Prepend month 0 (zero) to an array over months ``1 … H`` (last axis)."""
+    pad = [(0, 0)] * (months.ndim - 1) + [(1, 0)]
+    return np.pad(months, pad)
+
+
+def _check_paths(name: str, value: Array | None, n_paths: int) -> Array | None:
+    if value is None:
+        return None
+    array = np.asarray(value, dtype=np.float64)
+    if array.shape != (n_paths,):
+        raise ValueError(f"Futures.{name} has shape {array.shape}, expected ({n_paths},)")
+    return array
+
+
+def option_costs(
+    option: OptionPlan,
+    futures: Futures,
+    n_paths: int,
+    hours_per_month: float,
+    horizon_months: int,
+) -> tuple[dict[str, Array], Array]:
+    """One option's monthly costs by category [USD/month, broadcastable to (P, H + 1)] and shortfall (P,) [GPU-h]."""
+    busy = _with_month_zero(option.busy_gpu_hours)[np.newaxis, :]
+    if futures.demand_multiplier is not None:
+        busy = futures.demand_multiplier[:, np.newaxis] * busy
+    busy = np.broadcast_to(busy, (n_paths, horizon_months + 1))
+    if isinstance(option.rates, CloudRates):
+        return cloud_costs(
+            option.rates,
+            busy,
+            _with_month_zero(option.peak_gpus),
+            hours_per_month,
+            horizon_months,
+            futures.cloud_price_change_per_year,
+            futures.interruption_overhead,
+        )
+    if isinstance(option.rates, DedicatedRates):
+        return dedicated_costs(option.rates, busy, hours_per_month, horizon_months)
+    return on_prem_costs(
+        option.rates, busy, hours_per_month, horizon_months, futures.usd_per_kwh_multiplier
+    )
+
+
+def plan_cost(plan: Plan, futures: Futures, n_paths: int, *, categories: bool = False) -> PathCosts:
+    """Price every option of ``plan`` on ``n_paths`` futures at once [USD, GPU-h].
+
+    Vectorized over paths and months; loops only over options and categories.
+    """
+    futures = Futures(
+        demand_multiplier=_check_paths("demand_multiplier", futures.demand_multiplier, n_paths),
+        cloud_price_change_per_year=_check_paths(
+            "cloud_price_change_per_year", futures.cloud_price_change_per_year, n_paths
+        ),
+        usd_per_kwh_multiplier=_check_paths(
+            "usd_per_kwh_multiplier", futures.usd_per_kwh_multiplier, n_paths
+        ),
+        interruption_overhead=_check_paths(
+            "interruption_overhead", futures.interruption_overhead, n_paths
+        ),
+    )
+    horizon = plan.horizon_months
+    n_options = len(plan.options)
+    shape = (n_paths, horizon + 1)
+    monthly = np.zeros((n_options, *shape))
+    shortfall = np.zeros((n_options, n_paths))
+    breakdown = np.zeros((n_options, len(CATEGORIES), *shape)) if categories else None
+    for o, option in enumerate(plan.options):
+        costs, option_shortfall = option_costs(
+            option, futures, n_paths, plan.hours_per_month, horizon
+        )
+        for name, usd in costs.items():
+            monthly[o] += usd
+            if breakdown is not None:
+                breakdown[o, CATEGORY_INDEX[name]] += usd
+        shortfall[o] = option_shortfall
+    return PathCosts(
+        monthly_usd=monthly,
+        total_usd=monthly.sum(axis=-1),
+        npv_usd=monthly @ plan.discount_factors,
+        shortfall_gpu_hours=shortfall,
+        breakdown_usd=breakdown,
+    )

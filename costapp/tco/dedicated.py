@@ -1,0 +1,67 @@
+"""Whole servers rented by the month at a flat fee, with optional burst beyond them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .finance import at_month, every_month
+
+Array = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class DedicatedRates:
+    """Prices and size of one dedicated option."""
+
+    servers: int  # [servers]
+    gpus_per_server: int  # [GPUs/server]
+    usd_per_server_month: float  # [USD/server/month]
+    setup_usd: float  # [USD], month 0
+    egress_usd_per_month: float  # [USD/month] beyond the included volume
+    burst_usd_per_gpu_hour: float | None  # [USD/GPU-h] for work beyond the servers, None: shortfall
+
+
+def capacity_gpu_hours(servers: int, gpus_per_server: int, hours_per_month: float) -> float:
+    """``servers × gpus_per_server × hours_per_month`` [GPU-h/month]."""
+    return servers * gpus_per_server * hours_per_month
+
+
+def excess_gpu_hours(busy_gpu_hours: NDArray[np.float64], capacity: float) -> Array:
+    """Work beyond a fixed capacity [GPU-h/month]: ``max(0, busy_o − capacity)``."""
+    return np.maximum(0.0, busy_gpu_hours - capacity)
+
+
+def burst_or_shortfall(
+    excess_gpu_hours_: Array, burst_usd_per_gpu_hour: float | None
+) -> tuple[Array | None, Array]:
+    """Excess work billed at the burst rate [USD/month], or counted as shortfall [GPU-h per path]."""
+    if burst_usd_per_gpu_hour is None:
+        return None, excess_gpu_hours_.sum(axis=-1)
+    return excess_gpu_hours_ * burst_usd_per_gpu_hour, np.zeros(excess_gpu_hours_.shape[:-1])
+
+
+def dedicated_costs(
+    rates: DedicatedRates,
+    busy_gpu_hours: Array,
+    hours_per_month: float,
+    horizon_months: int,
+) -> tuple[dict[str, Array], Array]:
+    """Monthly costs by category [USD/month] and shortfall per path [GPU-h] of a dedicated option.
+
+    ``busy_gpu_hours``: ``(P, H + 1)`` with month 0 zero.
+    """
+    capacity = capacity_gpu_hours(rates.servers, rates.gpus_per_server, hours_per_month)
+    costs: dict[str, Array] = {
+        "compute": every_month(rates.servers * rates.usd_per_server_month, horizon_months),
+        "egress": every_month(rates.egress_usd_per_month, horizon_months),
+        "setup": at_month(rates.setup_usd, 0, horizon_months),
+    }
+    burst, shortfall = burst_or_shortfall(
+        excess_gpu_hours(busy_gpu_hours, capacity), rates.burst_usd_per_gpu_hour
+    )
+    if burst is not None:
+        costs["burst"] = burst
+    return costs, shortfall

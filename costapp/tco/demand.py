@@ -1,0 +1,276 @@
+"""Demand: the work each workload needs per month, and what it asks of an option's GPU.
+
+Per workload, over months ``1 … H`` (arrays of shape ``(H,)``):
+``busy`` [GPU-h on the workload's own GPU], ``need`` [GPUs held at once, real], ``fit(G)``
+[GPUs of model ``G`` that hold it in memory]. Per option: ``busy_o`` [GPU-h on the option's GPU]
+and ``peak_o`` [GPUs].
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .finance import ceil_tolerant
+
+Array = NDArray[np.float64]
+GpuFigures = Mapping[str, float | None]
+
+BYTES_PER_GB = 1e9
+PARAMS_PER_BILLION = 1e9
+TRAINING_BYTES_PER_PARAM = 16.0  # mixed-precision Adam: weights, gradients, optimizer state
+TRAINING_MEMORY_SHARE = 0.9  # 10 % of memory left for activations
+INFERENCE_BYTES_PER_PARAM = 2.0  # fp16 weights
+INFERENCE_MEMORY_OVERHEAD = 1.2  # 20 % for KV cache and activations
+SECONDS_PER_HOUR = 3600.0
+
+
+@dataclass(frozen=True, eq=False)
+class WorkloadDemand:
+    """One workload's demand, months ``1 … H`` (shape ``(H,)``)."""
+
+    busy_gpu_hours: Array  # [GPU-h on the workload's GPU]
+    need_gpus: Array  # [GPUs, real]
+    active: NDArray[np.bool_]  # months the workload runs
+
+
+def growth_factor(
+    start_month: int, end_month: int, monthly_growth: float, horizon_months: int
+) -> Array:
+    """``f[m] = (1 + g) ** (m − start_month)`` in active months, 0 outside [dimensionless]; ``(H,)``."""
+    months = np.arange(1, horizon_months + 1, dtype=np.float64)
+    active = active_months(start_month, end_month, horizon_months)
+    return np.where(active, (1.0 + monthly_growth) ** (months - start_month), 0.0)
+
+
+def active_months(start_month: int, end_month: int, horizon_months: int) -> NDArray[np.bool_]:
+    """Months ``start_month ≤ m ≤ end_month`` among ``1 … H``; shape ``(H,)``."""
+    months = np.arange(1, horizon_months + 1)
+    return (months >= start_month) & (months <= end_month)
+
+
+def steady_busy_gpu_hours(
+    gpus: float, utilization: float, growth: Array, hours_per_month: float
+) -> Array:
+    """``busy = gpus × f × utilization × hours_per_month`` [GPU-h/month]."""
+    return gpus * growth * utilization * hours_per_month
+
+
+def steady_need_gpus(gpus: float, growth: Array) -> Array:
+    """``need = gpus × f`` [GPUs]."""
+    return gpus * growth
+
+
+def training_gpu_hours_per_run(flops_per_run: float, tflops: float, mfu: float) -> float:
+    """``flops_per_run / (tflops × 1e12 × mfu × 3600)`` [GPU-h per run]."""
+    return flops_per_run / (tflops * 1e12 * mfu * SECONDS_PER_HOUR)
+
+
+def training_busy_gpu_hours(gpu_hours_per_run: float, runs_per_year: float, growth: Array) -> Array:
+    """``busy = gpu_hours_per_run × runs_per_year / 12 × f`` [GPU-h/month]."""
+    return gpu_hours_per_run * runs_per_year / 12.0 * growth
+
+
+def training_need_gpus(
+    busy_gpu_hours: Array,
+    cluster_gpus: float | None,
+    hours_per_month: float,
+    active: NDArray[np.bool_],
+) -> Array:
+    """``need = max(cluster_gpus or 0, busy / hours_per_month)`` in active months [GPUs]."""
+    need = np.maximum(float(cluster_gpus or 0), busy_gpu_hours / hours_per_month)
+    return np.where(active, need, 0.0)
+
+
+def inference_busy_gpu_hours(
+    tokens_per_second: float,
+    tokens_per_second_per_gpu: float,
+    growth: Array,
+    hours_per_month: float,
+) -> Array:
+    """``busy = tokens_per_second × f / tokens_per_second_per_gpu × hours_per_month`` [GPU-h/month]."""
+    return tokens_per_second * growth / tokens_per_second_per_gpu * hours_per_month
+
+
+def inference_need_gpus(
+    tokens_per_second: float,
+    peak_to_average: float,
+    tokens_per_second_per_gpu: float,
+    growth: Array,
+) -> Array:
+    """``need = tokens_per_second × f × peak_to_average / tokens_per_second_per_gpu`` [GPUs]."""
+    return tokens_per_second * growth * peak_to_average / tokens_per_second_per_gpu
+
+
+def training_fit_gpus(params_billion: float | None, memory_gb: float) -> float:
+    """``ceil(16 × params / (0.9 × memory_gb × 1e9))`` [GPUs]; 0 without ``params_billion``."""
+    if params_billion is None:
+        return 0.0
+    params = params_billion * PARAMS_PER_BILLION
+    return float(
+        ceil_tolerant(
+            TRAINING_BYTES_PER_PARAM * params / (TRAINING_MEMORY_SHARE * memory_gb * BYTES_PER_GB)
+        )
+    )
+
+
+def inference_fit_gpus(params_billion: float | None, memory_gb: float) -> float:
+    """``ceil(2 × params × 1.2 / (memory_gb × 1e9))`` [GPUs]; 0 without ``params_billion``."""
+    if params_billion is None:
+        return 0.0
+    params = params_billion * PARAMS_PER_BILLION
+    return float(
+        ceil_tolerant(
+            INFERENCE_BYTES_PER_PARAM
+            * params
+            * INFERENCE_MEMORY_OVERHEAD
+            / (memory_gb * BYTES_PER_GB)
+        )
+    )
+
+
+def workload_demand(
+    workload: Mapping[str, Any],
+    gpu: GpuFigures,
+    horizon_months: int,
+    hours_per_month: float,
+) -> WorkloadDemand:
+    """Busy GPU-hours [GPU-h/month] and needed GPUs [GPUs] of one normalised workload on its GPU."""
+    growth = growth_factor(
+        int(workload["start_month"]),
+        int(workload["end_month"]),
+        float(workload["monthly_growth"]),
+        horizon_months,
+    )
+    active = active_months(int(workload["start_month"]), int(workload["end_month"]), horizon_months)
+    kind = workload["type"]
+    if kind == "steady":
+        busy = steady_busy_gpu_hours(
+            float(workload["gpus"]), float(workload["utilization"]), growth, hours_per_month
+        )
+        need = steady_need_gpus(float(workload["gpus"]), growth)
+    elif kind == "training":
+        tflops = precision_tflops(gpu, str(workload["precision"]))
+        if tflops is None:
+            raise ValueError(f"the workload's GPU has no {workload['precision']} figure")
+        per_run = training_gpu_hours_per_run(
+            float(workload["flops_per_run"]), tflops, float(workload["mfu"])
+        )
+        busy = training_busy_gpu_hours(per_run, float(workload["runs_per_year"]), growth)
+        need = training_need_gpus(busy, workload.get("cluster_gpus"), hours_per_month, active)
+    elif kind == "inference":
+        busy = inference_busy_gpu_hours(
+            float(workload["tokens_per_second"]),
+            float(workload["tokens_per_second_per_gpu"]),
+            growth,
+            hours_per_month,
+        )
+        need = inference_need_gpus(
+            float(workload["tokens_per_second"]),
+            float(workload["peak_to_average"]),
+            float(workload["tokens_per_second_per_gpu"]),
+            growth,
+        )
+    else:
+        raise ValueError(f"unknown workload type {kind!r}")
+    return WorkloadDemand(busy_gpu_hours=busy, need_gpus=need, active=active)
+
+
+def fit_gpus(workload: Mapping[str, Any], option_gpu: GpuFigures) -> float:
+    """Fewest GPUs of the option's model that hold the workload in memory [GPUs]; 0 if memory does not bind."""
+    memory_gb = option_gpu["memory_gb"]
+    params = workload.get("params_billion")
+    if memory_gb is None or params is None:
+        return 0.0
+    if workload["type"] == "training":
+        return training_fit_gpus(float(params), float(memory_gb))
+    if workload["type"] == "inference":
+        return inference_fit_gpus(float(params), float(memory_gb))
+    return 0.0
+
+
+def precision_tflops(gpu: GpuFigures, precision: str) -> float | None:
+    """Dense TFLOPS of a GPU at a precision (``bf16``, ``fp16``, ``fp8``, ``tf32``), None if it lacks it."""
+    value = gpu.get(f"{precision}_dense_tflops")
+    return None if value is None else float(value)
+
+
+def half_precision_tflops(gpu: GpuFigures) -> float | None:
+    """bf16 dense TFLOPS, fp16 where the GPU has no bf16 [TFLOPS]."""
+    bf16 = precision_tflops(gpu, "bf16")
+    return bf16 if bf16 is not None else precision_tflops(gpu, "fp16")
+
+
+@dataclass(frozen=True)
+class SpeedRatio:
+    """``r = speed(workload GPU) / speed(option GPU)`` [dimensionless] and a warning if a figure was substituted."""
+
+    ratio: float
+    warning: str | None = None
+
+
+def speed_ratio(
+    workload: Mapping[str, Any],
+    workload_gpu_slug: str,
+    workload_gpu: GpuFigures,
+    option_gpu_slug: str,
+    option_gpu: GpuFigures,
+) -> SpeedRatio:
+    """Speed of the workload's GPU relative to the option's, by workload type.
+
+    Training: peak TFLOPS at the workload's precision (bf16 on the option's GPU when it lacks that
+    precision, with a warning); inference: memory bandwidth; steady: bf16 TFLOPS (fp16 where a GPU
+    has no bf16). ``r = 1`` on the same GPU.
+    """
+    if workload_gpu_slug == option_gpu_slug:
+        return SpeedRatio(1.0)
+    kind = workload["type"]
+    warning = None
+    if kind == "inference":
+        numerator = workload_gpu.get("memory_bandwidth_tb_s")
+        denominator = option_gpu.get("memory_bandwidth_tb_s")
+    elif kind == "training":
+        precision = str(workload["precision"])
+        numerator = precision_tflops(workload_gpu, precision)
+        denominator = precision_tflops(option_gpu, precision)
+        if denominator is None:
+            denominator = half_precision_tflops(option_gpu)
+            warning = (
+                f"{option_gpu_slug} has no {precision} figure: workload {workload['name']!r} "
+                f"is compared with its bf16 TFLOPS."
+            )
+    else:
+        numerator = half_precision_tflops(workload_gpu)
+        denominator = half_precision_tflops(option_gpu)
+    if numerator is None or denominator is None or float(denominator) <= 0.0:
+        raise ValueError(
+            f"no figure to compare the speed of {workload_gpu_slug} and {option_gpu_slug}"
+        )
+    return SpeedRatio(float(numerator) / float(denominator), warning)
+
+
+def option_peak_contribution(
+    demand: WorkloadDemand, ratio: float, throughput_factor: float, fit: float
+) -> Array:
+    """``max(ceil(need × r / t), fit(O))`` in the workload's active months, 0 outside [GPUs]; ``(H,)``."""
+    gpus = np.maximum(ceil_tolerant(demand.need_gpus * ratio / throughput_factor), fit)
+    return np.where(demand.active, gpus, 0.0)
+
+
+def option_busy_contribution(
+    demand: WorkloadDemand, ratio: float, throughput_factor: float
+) -> Array:
+    """``busy × r / t`` [GPU-h/month on the option's GPU]; ``(H,)``."""
+    return demand.busy_gpu_hours * ratio / throughput_factor
+
+
+def sum_over(arrays: Sequence[Array], horizon_months: int) -> Array:
+    """Elementwise sum of month arrays, zeros when there are none; ``(H,)``."""
+    total = np.zeros(horizon_months)
+    for array in arrays:
+        total = total + array
+    return total

@@ -1,0 +1,197 @@
+"""The engine's entry point: a scenario document in, the result document out.
+
+``simulate`` = ``normalize`` → :func:`~costapp.tco.core.plan_build` → :func:`~costapp.tco.core.plan_cost`
+(one path, every category) → the figures of docs/scenario-format.md ("The result document"), plus
+the Monte Carlo fields when the document asks for paths.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+
+from . import results as rs
+from .core import CATEGORIES, Futures, OptionPlan, PathCosts, Plan, plan_build, plan_cost
+
+ENGINE_VERSION = "1.0.0"
+
+BREAK_EVEN_GRID_POINTS = 4096
+"""Samples of ``s`` in ``[0, s_cap]`` used to bracket the smallest break-even scale."""
+BREAK_EVEN_SUBDIVISIONS = 32
+"""Points per refinement step of a bracket."""
+BREAK_EVEN_RELATIVE_TOLERANCE = 1e-12
+"""Bracket width, relative to ``s``, at which the refinement stops (the contract asks 1e-9)."""
+
+GpuTable = Mapping[str, Mapping[str, float | None]]
+
+
+def simulate(document: Any, gpus: GpuTable, catalog: Any = None) -> dict[str, Any]:
+    """The result document of a scenario document [USD, GPU-h, months].
+
+    Validates and normalises ``document`` (raising ``ScenarioError`` when it is invalid), then
+    computes every option's costs and figures.
+    """
+    from .validation import normalize
+
+    normalized = normalize(document, gpus, catalog)
+    return simulate_normalized(normalized.document, gpus, normalized.warnings)
+
+
+def simulate_normalized(
+    inputs: Mapping[str, Any], gpus: GpuTable, warnings: Iterable[str] = ()
+) -> dict[str, Any]:
+    """The result document of an already normalised scenario; ``warnings`` are normalisation's."""
+    plan = plan_build(inputs, gpus)
+    costs = plan_cost(plan, Futures(), 1, categories=True)
+    options = option_results(plan, costs)
+    feasible = [option["feasible"] for option in options]
+    cheapest = rs.cheapest_index([option["npv_usd"] for option in options], feasible)
+    all_warnings = list(warnings) + list(plan.warnings)
+    for option in options:
+        all_warnings.extend(
+            f"{option['name']}: {text}" for text in option["warnings"] if "shortfall" in text
+        )
+    simulation = plan.inputs.get("simulation")
+    if simulation and int(simulation.get("paths") or 0) > 0:
+        _merge_monte_carlo(plan, simulation, options)
+    result: dict[str, Any] = {
+        "name": plan.inputs["name"],
+        "cheapest": None if cheapest is None else plan.options[cheapest].name,
+        "baseline": plan.options[plan.baseline_index].name,
+        "options": options,
+        "inputs": plan.inputs,
+        "gpus": plan.gpus,
+        "warnings": all_warnings,
+        "engine_version": ENGINE_VERSION,
+    }
+    if simulation and int(simulation.get("paths") or 0) > 0:
+        result["simulation"] = simulation
+    return result
+
+
+def _merge_monte_carlo(
+    plan: Plan, simulation: Mapping[str, Any], options: list[dict[str, Any]]
+) -> None:
+    try:
+        from .montecarlo import run as montecarlo_run
+    except ImportError:
+        return
+    figures = montecarlo_run(plan, simulation)
+    for option in options:
+        option.update(figures.get(option["name"], {}))
+
+
+def option_results(plan: Plan, costs: PathCosts) -> list[dict[str, Any]]:
+    """Per option, the figures of the result document, from a one-path deterministic costing."""
+    assert costs.breakdown_usd is not None
+    baseline = plan.baseline_index
+    monthly_all = costs.monthly_usd[:, 0, :]
+    cumulative_all = rs.cumulative_usd(monthly_all)
+    baseline_total = float(costs.total_usd[baseline, 0])
+    out: list[dict[str, Any]] = []
+    for o, option in enumerate(plan.options):
+        total = float(costs.total_usd[o, 0])
+        busy = float(option.busy_gpu_hours.sum())
+        shortfall = float(costs.shortfall_gpu_hours[o, 0])
+        warnings = list(option.warnings)
+        if shortfall > 0.0:
+            warnings.append(
+                f"{shortfall:,.0f} GPU-hours of work are not done (shortfall): "
+                "this option is infeasible."
+            )
+        out.append(
+            {
+                "name": option.name,
+                "type": option.type,
+                "gpu": option.gpu,
+                "monthly_usd": _floats(monthly_all[o]),
+                "cumulative_usd": _floats(cumulative_all[o]),
+                "breakdown_usd": {
+                    name: float(costs.breakdown_usd[o, c, 0].sum())
+                    for c, name in enumerate(CATEGORIES)
+                },
+                "total_usd": total,
+                "npv_usd": float(costs.npv_usd[o, 0]),
+                "busy_gpu_hours": busy,
+                "provisioned_gpus": int(option.provisioned_gpus),
+                "average_utilization": float(_utilization(plan, option, option.busy_gpu_hours)),
+                "usd_per_busy_gpu_hour": rs.usd_per_busy_gpu_hour(total, busy),
+                "shortfall_gpu_hours": shortfall,
+                "feasible": not shortfall > 0.0,
+                "savings_vs_baseline_pct": rs.savings_vs_baseline_pct(total, baseline_total),
+                "break_even_month": rs.break_even_month(
+                    cumulative_all[o], cumulative_all[baseline]
+                ),
+                "break_even_utilization": break_even_utilization(plan, o),
+                "warnings": warnings,
+            }
+        )
+    return out
+
+
+def _floats(values: np.ndarray) -> list[float]:
+    return [float(v) for v in values]
+
+
+def _utilization(plan: Plan, option: OptionPlan, busy_gpu_hours: np.ndarray) -> np.ndarray:
+    return rs.average_utilization(
+        busy_gpu_hours,
+        option.peak_gpus,
+        plan.hours_per_month,
+        option.capacity_gpu_hours_per_month,
+        option.in_service,
+        option.scaling,
+    )
+
+
+def break_even_utilization(plan: Plan, index: int) -> float | None:
+    """This option's average utilization [dimensionless] at the smallest demand scale ``s`` where it
+    costs as much as the baseline (``total_usd``), ``0 < s ≤ s_cap``.
+
+    Scaling every busy by ``s`` is ``Futures(demand_multiplier=s)``; the gap is sampled on a grid
+    of ``s`` (one vectorized ``plan_cost``), the first sign change bracketed, and the bracket
+    refined by subdivision to well below 1e-9 relative in ``s``. None for the baseline, for
+    on-demand and spot options, without work or capacity, or when no such ``s`` exists.
+    """
+    option = plan.options[index]
+    capacity = option.capacity_gpu_hours_per_month
+    if index == plan.baseline_index or capacity is None or capacity <= 0.0:
+        return None
+    if float(option.busy_gpu_hours.sum()) <= 0.0:
+        return None
+    s_cap = rs.demand_scale_cap(option.busy_gpu_hours, capacity, option.in_service)
+    if s_cap is None:
+        return None
+    pair = dataclasses.replace(plan, options=(option, plan.options[plan.baseline_index]))
+
+    def gap(scales: np.ndarray) -> np.ndarray:
+        costs = plan_cost(pair, Futures(demand_multiplier=scales), len(scales))
+        return costs.total_usd[0] - costs.total_usd[1]
+
+    grid = s_cap * np.linspace(0.0, 1.0, BREAK_EVEN_GRID_POINTS + 1)
+    found = rs.first_root(grid, gap(grid))
+    if found is None:
+        return None
+    if isinstance(found, tuple):
+        low, high = found
+        while high - low > BREAK_EVEN_RELATIVE_TOLERANCE * high:
+            points = np.linspace(low, high, BREAK_EVEN_SUBDIVISIONS + 1)
+            values = gap(points)
+            inner = rs.first_root(points, values)
+            if inner is None:  # float noise at the bracket's ends; keep the bracket
+                break
+            if not isinstance(inner, tuple):
+                low = high = inner
+                break
+            low, high = inner
+        if high > low:
+            ends = gap(np.array([low, high]))
+            scale = low - ends[0] * (high - low) / (ends[1] - ends[0])
+        else:
+            scale = low
+    else:
+        scale = found
+    return float(_utilization(plan, option, scale * option.busy_gpu_hours))

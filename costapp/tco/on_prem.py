@@ -1,0 +1,139 @@
+"""Servers bought and hosted: capex or financing, power, colocation, support, staff, resale.
+
+Months ``m > lead_time_months`` are in service; before that the work is bought at a bridge price
+or is shortfall.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .cloud import paths_column
+from .dedicated import burst_or_shortfall, capacity_gpu_hours, excess_gpu_hours
+from .finance import at_month, every_month, financing_schedule_usd
+
+Array = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class OnPremRates:
+    """Prices, size and running costs of one on-prem option."""
+
+    servers: int  # [servers]
+    gpus_per_server: int  # [GPUs/server]
+    capex_usd_per_server: float  # [USD/server]
+    server_kw: float  # [kW/server] at full load
+    lead_time_months: int  # [months] before service
+    bridge_usd_per_gpu_hour: float | None  # [USD/GPU-h] before service, None: shortfall
+    burst_usd_per_gpu_hour: float | None  # [USD/GPU-h] beyond the servers, None: shortfall
+    idle_power_fraction: float  # [dimensionless]
+    pue: float  # [dimensionless]
+    usd_per_kwh: float  # [USD/kWh]
+    colo_usd_per_kw_month: float  # [USD/kW/month]
+    support_fraction_per_year: float  # share of capex per year [1/year]
+    staff_usd_per_month: float  # [USD/month]
+    residual_fraction: float  # resale share of capex at month H [dimensionless]
+    egress_usd_per_month: float  # [USD/month]
+    financing_apr: float | None = None  # [1/year]
+    financing_term_months: float | None = None  # [months]
+
+    @property
+    def capex_usd(self) -> float:
+        """``C = servers × capex_usd_per_server`` [USD]."""
+        return self.servers * self.capex_usd_per_server
+
+
+def in_service_months(lead_time_months: int, horizon_months: int) -> NDArray[np.bool_]:
+    """Months ``m > lead_time_months`` among ``0 … H`` (month 0 never); shape ``(H + 1,)``."""
+    months = np.arange(horizon_months + 1)
+    return (months >= 1) & (months > lead_time_months)
+
+
+def before_service_months(lead_time_months: int, horizon_months: int) -> NDArray[np.bool_]:
+    """Months ``1 … lead_time_months``; shape ``(H + 1,)``."""
+    months = np.arange(horizon_months + 1)
+    return (months >= 1) & (months <= lead_time_months)
+
+
+def load_fraction(busy_gpu_hours: Array, capacity: float) -> Array:
+    """``u[m] = min(1, busy_o[m] / capacity)`` [dimensionless]; 0 without capacity."""
+    if capacity <= 0.0:
+        return np.zeros_like(busy_gpu_hours)
+    return np.minimum(1.0, busy_gpu_hours / capacity)
+
+
+def power_usd(
+    servers: int,
+    server_kw: float,
+    idle_power_fraction: float,
+    load: Array,
+    pue: float,
+    hours_per_month: float,
+    usd_per_kwh: ArrayLike,
+) -> Array:
+    """``servers × kW × (idle + (1 − idle) × u) × pue × hours × usd_per_kwh`` [USD/month]."""
+    draw_kw = servers * server_kw * (idle_power_fraction + (1.0 - idle_power_fraction) * load)
+    return draw_kw * pue * hours_per_month * paths_column(usd_per_kwh)
+
+
+def capex_schedule_usd(rates: OnPremRates, horizon_months: int) -> tuple[str, Array]:
+    """The purchase as cash flows [USD]: ``("capex", C at month 0)`` or ``("financing", level payments)``."""
+    if rates.financing_apr is None or rates.financing_term_months is None:
+        return "capex", at_month(rates.capex_usd, 0, horizon_months)
+    return "financing", financing_schedule_usd(
+        rates.capex_usd, rates.financing_apr, rates.financing_term_months, horizon_months
+    )
+
+
+def on_prem_costs(
+    rates: OnPremRates,
+    busy_gpu_hours: Array,
+    hours_per_month: float,
+    horizon_months: int,
+    usd_per_kwh_multiplier: ArrayLike | None = None,
+) -> tuple[dict[str, Array], Array]:
+    """Monthly costs by category [USD/month] and shortfall per path [GPU-h] of an on-prem option.
+
+    ``busy_gpu_hours``: ``(P, H + 1)`` with month 0 zero; ``usd_per_kwh_multiplier``: ``(P,)`` or None.
+    """
+    capacity = capacity_gpu_hours(rates.servers, rates.gpus_per_server, hours_per_month)
+    in_service = in_service_months(rates.lead_time_months, horizon_months)
+    before = before_service_months(rates.lead_time_months, horizon_months)
+    usd_per_kwh: ArrayLike = rates.usd_per_kwh
+    if usd_per_kwh_multiplier is not None:
+        usd_per_kwh = rates.usd_per_kwh * np.asarray(usd_per_kwh_multiplier, dtype=np.float64)
+    capital = rates.capex_usd
+    category, schedule = capex_schedule_usd(rates, horizon_months)
+    power = power_usd(
+        rates.servers,
+        rates.server_kw,
+        rates.idle_power_fraction,
+        load_fraction(busy_gpu_hours, capacity),
+        rates.pue,
+        hours_per_month,
+        usd_per_kwh,
+    )
+    costs: dict[str, Array] = {
+        category: schedule,
+        "power": np.where(in_service, power, 0.0),
+        "colo": in_service * (rates.servers * rates.server_kw * rates.colo_usd_per_kw_month),
+        "support": in_service * (capital * rates.support_fraction_per_year / 12.0),
+        "staff": every_month(rates.staff_usd_per_month, horizon_months),
+        "egress": every_month(rates.egress_usd_per_month, horizon_months),
+        "residual": at_month(-capital * rates.residual_fraction, horizon_months, horizon_months),
+    }
+    bridge, bridge_shortfall = burst_or_shortfall(
+        np.where(before, busy_gpu_hours, 0.0), rates.bridge_usd_per_gpu_hour
+    )
+    burst, burst_shortfall = burst_or_shortfall(
+        np.where(in_service, excess_gpu_hours(busy_gpu_hours, capacity), 0.0),
+        rates.burst_usd_per_gpu_hour,
+    )
+    if bridge is not None:
+        costs["bridge"] = bridge
+    if burst is not None:
+        costs["burst"] = burst
+    return costs, bridge_shortfall + burst_shortfall

@@ -1,0 +1,123 @@
+"""Figures of the result document derived from monthly costs: payback, savings, utilization.
+
+Pure formulas of docs/scenario-format.md ("The result document") on numpy arrays; months index
+``0 … H`` for money and ``1 … H`` for demand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+Array = NDArray[np.float64]
+
+
+def cumulative_usd(monthly_usd: Array) -> Array:
+    """Running sum of ``monthly_usd`` over the last axis [USD]."""
+    return np.cumsum(monthly_usd, axis=-1)
+
+
+def break_even_month(cumulative: Array, baseline_cumulative: Array) -> float | None:
+    """Simple payback [months] on nominal cumulative cost, both arrays ``(H + 1,)`` [USD].
+
+    With ``d[k] = cumulative[k] − baseline_cumulative[k]``: 0 if ``d[k] ≤ 0`` for every ``k``; None
+    if ``d[H] > 0``; else ``k + d[k] / (d[k] − d[k + 1])`` for the last ``k`` with ``d[k] > 0``.
+    """
+    d = np.asarray(cumulative, dtype=np.float64) - np.asarray(baseline_cumulative, dtype=np.float64)
+    positive = np.flatnonzero(d > 0.0)
+    if positive.size == 0:
+        return 0.0
+    if d[-1] > 0.0:
+        return None
+    k = int(positive[-1])
+    return float(k + d[k] / (d[k] - d[k + 1]))
+
+
+def savings_vs_baseline_pct(total_usd: float, baseline_total_usd: float) -> float | None:
+    """``100 × (1 − total / baseline total)`` [%]; None when the baseline costs 0."""
+    if baseline_total_usd == 0.0:
+        return None
+    return float(100.0 * (1.0 - total_usd / baseline_total_usd))
+
+
+def usd_per_busy_gpu_hour(total_usd: float, busy_gpu_hours: float) -> float | None:
+    """``total_usd / busy_gpu_hours`` [USD/GPU-h]; None when there is no work."""
+    if busy_gpu_hours <= 0.0:
+        return None
+    return float(total_usd / busy_gpu_hours)
+
+
+def average_utilization(
+    busy_gpu_hours: Array,
+    peak_gpus: Array,
+    hours_per_month: float,
+    capacity_gpu_hours_per_month: float | None,
+    in_service: NDArray[np.bool_],
+    scaling: str | None,
+) -> Array:
+    """Average utilization [dimensionless] over the last (month) axis of ``busy_gpu_hours``.
+
+    Elastic on-demand and spot: 1. Fixed on-demand and spot: ``Σ busy_o / (Σ peak_o × hours)``.
+    Fixed capacity (``capacity_gpu_hours_per_month`` given): ``Σ min(busy_o, capacity) /
+    (capacity × months in service)`` over the months in service. 0 where there is no capacity.
+    ``busy_gpu_hours`` is ``(..., H)``; ``peak_gpus`` and ``in_service`` are ``(H,)``.
+    """
+    busy = np.asarray(busy_gpu_hours, dtype=np.float64)
+    lead_shape = busy.shape[:-1]
+    if capacity_gpu_hours_per_month is None:
+        if scaling == "fixed":
+            fleet = float(np.sum(peak_gpus)) * hours_per_month
+            if fleet <= 0.0:
+                return np.zeros(lead_shape)
+            return busy.sum(axis=-1) / fleet
+        return np.ones(lead_shape)
+    months = int(np.count_nonzero(in_service))
+    if capacity_gpu_hours_per_month <= 0.0 or months == 0:
+        return np.zeros(lead_shape)
+    used = np.where(in_service, np.minimum(busy, capacity_gpu_hours_per_month), 0.0)
+    return used.sum(axis=-1) / (capacity_gpu_hours_per_month * months)
+
+
+def demand_scale_cap(
+    busy_gpu_hours: Array,
+    capacity_gpu_hours_per_month: float,
+    in_service: NDArray[np.bool_],
+) -> float | None:
+    """``s_cap = min over months in service with work of capacity / busy_o[m]`` [dimensionless].
+
+    The largest scale of demand at which no month in service exceeds the capacity; None when no
+    month in service has work.
+    """
+    busy = np.asarray(busy_gpu_hours, dtype=np.float64)
+    working = in_service & (busy > 0.0)
+    if not np.any(working):
+        return None
+    return float(np.min(capacity_gpu_hours_per_month / busy[working]))
+
+
+def cheapest_index(npv_usd: Sequence[float], feasible: Sequence[bool]) -> int | None:
+    """The feasible option with the lowest NPV, the first on a tie; None when none is feasible."""
+    best: int | None = None
+    for index, (npv, ok) in enumerate(zip(npv_usd, feasible, strict=True)):
+        if ok and (best is None or npv < npv_usd[best]):
+            best = index
+    return best
+
+
+def first_root(s: Array, gap: Array) -> tuple[float, float] | float | None:
+    """The first zero of ``gap`` sampled at increasing ``s`` (``s[0]`` excluded as a root).
+
+    Returns the exact ``s[i]`` where ``gap`` is 0, a bracket ``(s[i − 1], s[i])`` where it changes
+    sign, or None when it does neither.
+    """
+    zero = gap[1:] == 0.0
+    change = (gap[:-1] != 0.0) & (np.sign(gap[1:]) * np.sign(gap[:-1]) < 0.0)
+    hits = np.flatnonzero(zero | change)
+    if hits.size == 0:
+        return None
+    i = int(hits[0]) + 1
+    if gap[i] == 0.0:
+        return float(s[i])
+    return float(s[i - 1]), float(s[i])

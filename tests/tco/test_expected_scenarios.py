@@ -1,0 +1,79 @@
+"""The six shipped scenarios give every figure of their independently computed expected files.
+
+Money and hours to 1e-6 relative, break-even utilization to 1e-4 relative, names, booleans and
+nulls exactly. The expected files are never regenerated from this engine.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+
+from costapp.tco.engine import simulate_normalized
+
+from .helpers import expected, gpu_figures, normalized, scenario, scenario_names
+
+RELATIVE = 1e-6
+BREAK_EVEN_UTILIZATION_RELATIVE = 1e-4
+
+
+def assert_figure(actual: Any, wanted: Any, where: str, relative: float = RELATIVE) -> None:
+    """Numbers to ``relative`` (0 exactly), everything else equal and of the same kind."""
+    if isinstance(wanted, bool) or wanted is None or isinstance(wanted, str):
+        assert actual == wanted and type(actual) is type(wanted), (
+            f"{where}: {actual!r} != {wanted!r}"
+        )
+    else:
+        assert isinstance(actual, int | float) and not isinstance(actual, bool), where
+        assert math.isclose(actual, wanted, rel_tol=relative, abs_tol=0.0), (
+            f"{where}: {actual!r} != {wanted!r}"
+        )
+
+
+def figures(name: str) -> list[tuple[str, Any, Any, float]]:
+    """Every (where, actual, expected, tolerance) of one scenario."""
+    inputs, warnings = normalized(scenario(name))
+    result = simulate_normalized(inputs, gpu_figures(), warnings)
+    want = expected(name)
+    rows: list[tuple[str, Any, Any, float]] = [
+        (f"{name}.{key}", result[key], want[key], RELATIVE) for key in ("cheapest", "baseline")
+    ]
+    assert [o["name"] for o in result["options"]] == [o["name"] for o in want["options"]]
+    for got, wanted in zip(result["options"], want["options"], strict=True):
+        for key, value in wanted.items():
+            where = f"{name}.{wanted['name']}.{key}"
+            if key == "breakdown_usd":
+                assert list(got[key]) == list(value), where
+                rows.extend((f"{where}.{c}", got[key][c], v, RELATIVE) for c, v in value.items())
+            else:
+                tolerance = (
+                    BREAK_EVEN_UTILIZATION_RELATIVE if key == "break_even_utilization" else RELATIVE
+                )
+                rows.append((where, got[key], value, tolerance))
+    return rows
+
+
+@pytest.mark.parametrize("name", scenario_names())
+def test_every_expected_figure_of_the_scenario_is_reproduced(name: str) -> None:
+    rows = figures(name)
+    assert len(rows) > 20
+    failures = []
+    for where, actual, wanted, tolerance in rows:
+        try:
+            assert_figure(actual, wanted, where, tolerance)
+        except AssertionError as exc:
+            failures.append(str(exc))
+    assert not failures, "\n".join(failures)
+
+
+def test_all_six_scenarios_are_shipped_with_expected_figures() -> None:
+    assert scenario_names() == [
+        "commitments-and-capacity",
+        "cross-gpu-70b",
+        "egress-heavy-inference",
+        "h100-fleet-buy-vs-rent",
+        "llm-train-and-serve",
+        "uncertain-h100-fleet",
+    ]
