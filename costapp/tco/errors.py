@@ -1,0 +1,50 @@
+"""Errors of the engine: a scenario document is rejected with every problem found in it.
+
+Each problem is a :class:`FieldError` (a field path such as ``options[2].usd_per_gpu_hour`` and a
+plain sentence); :class:`ScenarioError` carries all of them at once, so the command line can print
+one ``path: message`` line per problem and the API can answer
+``{"errors": [{"field": path, "message": text}, ...]}`` (docs: scenario-format.md, "Validation").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class FieldError:
+    """One problem in a scenario document.
+
+    ``field`` is the path of the value at fault (``options[2].usd_per_gpu_hour``,
+    ``workloads[0].gpu``, ``horizon_months``), or ``None`` for a problem with the whole document
+    (invalid JSON, too large); ``message`` is a plain sentence such as ``"must be > 0"``.
+    """
+
+    field: str | None
+    message: str
+
+    def __str__(self) -> str:
+        """``path: message``, or the message alone for a whole-document problem."""
+        return self.message if self.field is None else f"{self.field}: {self.message}"
+
+    def as_dict(self) -> dict[str, str | None]:
+        """The API form: ``{"field": path or None, "message": text}``."""
+        return {"field": self.field, "message": self.message}
+
+
+class ScenarioError(ValueError):
+    """A scenario document was rejected: ``errors`` lists every problem found, in document order."""
+
+    def __init__(self, errors: Iterable[FieldError]) -> None:
+        """Keep the problems; ``str()`` gives one ``path: message`` line per problem."""
+        self.errors: list[FieldError] = list(errors)
+        super().__init__("\n".join(str(error) for error in self.errors))
+
+    def __reduce__(self) -> tuple[type[ScenarioError], tuple[list[FieldError]]]:
+        """Pickle by the list of problems (task queues pickle exceptions)."""
+        return (type(self), (self.errors,))
+
+    def as_dicts(self) -> list[dict[str, str | None]]:
+        """The API body's ``errors`` list."""
+        return [error.as_dict() for error in self.errors]

@@ -1,0 +1,284 @@
+"""The fields of a scenario document, their kinds, ranges and defaults, in one place.
+
+docs: scenario-format.md. Every table maps a field name to a :class:`FieldSpec`, in the order the
+field appears in a normalised document. ``default=None`` on an optional field means "no value"
+unless the table's comment says it is filled in from elsewhere (the horizon, the first option, a
+catalog reference, the demand). The computation reads the normalised document, where every field
+of the table is present; these tables say what each one defaults to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+Kind = Literal[
+    "whole",  # a whole number: 36 or 36.0, not 36.5, "36" or true; becomes int
+    "number",  # a finite number, not a boolean; becomes float
+    "text",  # a non-empty string
+    "choice",  # one of ``choices``
+    "object",  # a nested object checked by its own table (offer, financing, distributions)
+    "list",  # a list checked item by item (workloads, options, egress_tiers)
+]
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """What one field accepts and what it defaults to.
+
+    Numbers must satisfy ``low`` (``> low`` when ``low_open``, else ``≥ low``) and ``high``
+    (``< high`` when ``high_open``, else ``≤ high``); ``None`` means unbounded on that side. The
+    contract's rule "every other number is ≥ 0" is the default ``low=0``.
+    """
+
+    kind: Kind
+    default: Any = None
+    required: bool = False
+    choices: tuple[str, ...] = ()
+    low: float | None = 0
+    low_open: bool = False
+    high: float | None = None
+    high_open: bool = False
+
+
+def _whole(default: int | None = None, *, low: float | None = 0, **kw: Any) -> FieldSpec:
+    return FieldSpec("whole", default, low=low, **kw)
+
+
+def _number(default: float | None = None, **kw: Any) -> FieldSpec:
+    return FieldSpec("number", default, **kw)
+
+
+def _fraction(default: float | None = None, **kw: Any) -> FieldSpec:
+    """A share in [0, 1] (fields named ``*_fraction``, ``utilization``)."""
+    return FieldSpec("number", default, high=1, **kw)
+
+
+def _choice(default: str | None, *choices: str, required: bool = False) -> FieldSpec:
+    return FieldSpec("choice", default, required=required, choices=choices)
+
+
+DEFAULT_GPU: Final = "h100-sxm"
+"""The GPU a workload's figures are measured on when it names none."""
+
+MAX_HORIZON_MONTHS: Final = 120
+MAX_WORKLOADS: Final = 50
+MAX_OPTIONS: Final = 50
+MAX_PATHS: Final = 100_000
+
+WORKLOAD_TYPES: Final = ("steady", "training", "inference")
+OPTION_TYPES: Final = ("cloud", "dedicated", "on_prem")
+BILLINGS: Final = ("on_demand", "committed", "spot")
+SCALINGS: Final = ("elastic", "fixed")
+PRECISIONS: Final = ("bf16", "fp16", "fp8", "tf32")
+DISTRIBUTIONS: Final = ("triangular", "normal", "uniform")
+
+
+def tflops_key(precision: str) -> str:
+    """The GPU figure holding dense TFLOPS at ``precision``: ``bf16`` -> ``bf16_dense_tflops``."""
+    return f"{precision}_dense_tflops"
+
+
+# --- top level ---------------------------------------------------------------------------------
+
+TOP_LEVEL_FIELDS: Final[Mapping[str, FieldSpec]] = {
+    "name": FieldSpec("text", required=True),
+    "horizon_months": _whole(36, low=1, high=MAX_HORIZON_MONTHS),
+    "hours_per_month": _number(730.0, low_open=True),
+    "discount_rate": _number(0.0),
+    "egress_tb_per_month": _number(0.0),
+    "baseline": FieldSpec("text"),  # default: the first option's name
+    "workloads": FieldSpec("list", required=True),
+    "options": FieldSpec("list", required=True),
+    "simulation": FieldSpec("object"),  # None: no simulation
+}
+
+# --- workloads ---------------------------------------------------------------------------------
+
+WORKLOAD_COMMON_FIELDS: Final[Mapping[str, FieldSpec]] = {
+    "type": _choice(None, *WORKLOAD_TYPES, required=True),
+    "name": FieldSpec("text", required=True),
+    "gpu": FieldSpec("text", DEFAULT_GPU),
+    "start_month": _whole(1),
+    "end_month": _whole(),  # default: horizon_months (and cut to it)
+    "monthly_growth": _number(0.0, low=-1, low_open=True),
+}
+
+WORKLOAD_TYPE_FIELDS: Final[Mapping[str, Mapping[str, FieldSpec]]] = {
+    "steady": {
+        "gpus": _number(required=True),
+        "utilization": _fraction(1.0),
+    },
+    "training": {
+        "runs_per_year": _number(required=True),
+        # filled in as 6 × params_billion·1e9 × tokens_billion·1e9 [FLOP] when absent
+        "flops_per_run": _number(),
+        "params_billion": _number(),
+        "tokens_billion": _number(),
+        "mfu": _fraction(0.4, low_open=True),
+        "precision": _choice("bf16", *PRECISIONS),
+        "cluster_gpus": _whole(),
+    },
+    "inference": {
+        "tokens_per_second": _number(required=True),
+        "peak_to_average": _number(1.0, low=1),
+        # filled in with the estimate of estimate_tokens_per_second_per_gpu when absent
+        "tokens_per_second_per_gpu": _number(low_open=True),
+        "params_billion": _number(),
+    },
+}
+
+# --- options -----------------------------------------------------------------------------------
+
+OPTION_COMMON_FIELDS: Final[Mapping[str, FieldSpec]] = {
+    "type": _choice(None, *OPTION_TYPES, required=True),
+    "name": FieldSpec("text", required=True),
+    "gpu": FieldSpec("text"),  # default: the offer's or quote's GPU, else the first workload's
+    "throughput_factor": _number(1.0, low_open=True),
+}
+
+CLOUD_FIELDS: Final[Mapping[str, FieldSpec]] = {
+    "billing": _choice("on_demand", *BILLINGS),
+    "usd_per_gpu_hour": _number(),  # required unless the offer supplies it
+    "price_change_per_year": _number(0.0, low=-1, low_open=True),
+    "support_fraction": _fraction(0.0),
+    "egress_usd_per_gb": _number(),
+    "egress_tiers": FieldSpec("list"),
+    "egress_provider": FieldSpec("text"),  # resolved into egress_tiers, never normalised
+    "offer": FieldSpec("object"),
+}
+
+BILLING_FIELDS: Final[Mapping[str, Mapping[str, FieldSpec]]] = {
+    "on_demand": {
+        "scaling": _choice("elastic", *SCALINGS),
+    },
+    "spot": {
+        "scaling": _choice("elastic", *SCALINGS),
+        "interruption_overhead": _number(0.1),
+    },
+    "committed": {
+        "committed_gpus": _whole(),  # None: the computation commits max peak_o
+        "term_months": _whole(low=1),  # default: horizon_months
+        "upfront_usd": _number(0.0),
+        "on_demand_usd_per_gpu_hour": _number(),  # default: the offer's on-demand price, else None
+    },
+}
+
+EGRESS_FIELDS: Final = ("egress_usd_per_gb", "egress_tiers", "egress_provider")
+"""A cloud option gives at most one of these."""
+
+EGRESS_TIER_FIELDS: Final[Mapping[str, FieldSpec]] = {
+    "up_to_tb": _number(),  # cumulative upper bound; None only on the last tier
+    "usd_per_gb": _number(required=True),
+}
+
+OFFER_FIELDS: Final[Mapping[str, FieldSpec]] = {
+    "provider": FieldSpec("text", required=True),
+    "instance": FieldSpec("text", required=True),
+    "region": FieldSpec("text", required=True),
+}
+
+OFFER_PRICE_KEYS: Final[Mapping[str, str]] = {"on_demand": "on_demand", "spot": "spot"}
+"""The offer's price used for each non-committed billing."""
+
+COMMITTED_PRICE_KEYS: Final[Mapping[int, str]] = {12: "commit_1y", 36: "commit_3y"}
+"""The offer's price used for a committed option, by ``term_months``."""
+
+DEDICATED_FIELDS: Final[Mapping[str, FieldSpec]] = {
+    "gpus_per_server": _whole(8, low=1),
+    "servers": _whole(),  # None: the computation sizes it from the demand
+    "usd_per_server_month": _number(),  # required unless the quote supplies it
+    "setup_usd": _number(0.0),
+    "included_egress_tb": _number(0.0),
+    "overage_usd_per_tb": _number(0.0),
+    "burst_usd_per_gpu_hour": _number(),
+    "quote": _whole(),
+}
+
+DEDICATED_QUOTE_FIELDS: Final = (
+    "gpus_per_server",
+    "usd_per_server_month",
+    "setup_usd",
+    "included_egress_tb",
+    "overage_usd_per_tb",
+)
+"""Fields a dedicated-server quote supplies where the option does not give them (besides ``gpu``)."""
+
+FINANCING_FIELDS: Final[Mapping[str, FieldSpec]] = {
+    "apr": _number(required=True),
+    "term_months": _whole(required=True, low=0, low_open=True),
+}
+
+ON_PREM_FIELDS: Final[Mapping[str, FieldSpec]] = {
+    "gpus_per_server": _whole(8, low=1),
+    "servers": _whole(),  # None: the computation sizes it from the demand
+    "capex_usd_per_server": _number(),  # required unless the quote supplies it
+    "server_kw": _number(),  # required unless the quote supplies it
+    "lead_time_months": _whole(0),  # and < horizon_months
+    "bridge_usd_per_gpu_hour": _number(),
+    "burst_usd_per_gpu_hour": _number(),
+    "idle_power_fraction": _fraction(0.3),
+    "pue": _number(1.3, low=1),
+    "usd_per_kwh": _number(0.10),
+    "colo_usd_per_kw_month": _number(0.0),
+    "support_fraction_per_year": _number(0.0),
+    "staff_usd_per_month": _number(0.0),
+    "residual_fraction": _fraction(0.0),
+    "egress_usd_per_tb": _number(0.0),
+    "financing": FieldSpec("object"),
+    "quote": _whole(),
+}
+
+PURCHASE_QUOTE_FIELDS: Final = (
+    "gpus_per_server",
+    "capex_usd_per_server",
+    "server_kw",
+    "lead_time_months",
+    "support_fraction_per_year",
+)
+"""Fields a purchase quote supplies where the option does not give them (besides ``gpu``)."""
+
+REQUIRED_UNLESS_REFERENCED: Final[Mapping[str, tuple[str, ...]]] = {
+    "cloud": ("usd_per_gpu_hour",),
+    "dedicated": ("usd_per_server_month",),
+    "on_prem": ("capex_usd_per_server", "server_kw"),
+}
+"""Fields an option must give unless its ``offer`` or ``quote`` supplies them."""
+
+OPTION_TYPE_FIELDS: Final[Mapping[str, Mapping[str, FieldSpec]]] = {
+    "cloud": CLOUD_FIELDS,
+    "dedicated": DEDICATED_FIELDS,
+    "on_prem": ON_PREM_FIELDS,
+}
+
+# --- simulation --------------------------------------------------------------------------------
+
+SIMULATION_FIELDS: Final[Mapping[str, FieldSpec]] = {
+    "paths": _whole(0, high=MAX_PATHS),
+    "seed": _whole(0),
+}
+
+SIMULATED_QUANTITIES: Final = (
+    "demand_multiplier",
+    "cloud_price_change_per_year",
+    "usd_per_kwh_multiplier",
+    "interruption_overhead",
+)
+"""The distributions a ``simulation`` may give, in the order they appear when normalised."""
+
+DISTRIBUTION_FIELDS: Final[Mapping[str, Mapping[str, FieldSpec]]] = {
+    "triangular": {
+        "low": _number(required=True, low=None),
+        "mode": _number(required=True, low=None),
+        "high": _number(required=True, low=None),
+    },
+    "normal": {
+        "mean": _number(required=True, low=None),
+        "sd": _number(required=True),
+    },
+    "uniform": {
+        "low": _number(required=True, low=None),
+        "high": _number(required=True, low=None),
+    },
+}
