@@ -238,10 +238,14 @@ def speed_ratio(
         numerator = precision_tflops(workload_gpu, precision)
         denominator = precision_tflops(option_gpu, precision)
         if denominator is None:
-            denominator = half_precision_tflops(option_gpu)
+            denominator = precision_tflops(option_gpu, "bf16")
+            substitute = "bf16"
+            if denominator is None:
+                denominator = precision_tflops(option_gpu, "fp16")
+                substitute = "fp16"
             warning = (
                 f"{option_gpu_slug} has no {precision} figure: workload {workload['name']!r} "
-                f"is compared with its bf16 TFLOPS."
+                f"is compared with its {substitute} TFLOPS."
             )
     else:
         numerator = half_precision_tflops(workload_gpu)

@@ -15,6 +15,7 @@ import numpy as np
 
 from . import results as rs
 from .core import CATEGORIES, Futures, OptionPlan, PathCosts, Plan, plan_build, plan_cost
+from .validation import normalize
 
 ENGINE_VERSION = "1.0.0"
 
@@ -34,8 +35,6 @@ def simulate(document: Any, gpus: GpuTable, catalog: Any = None) -> dict[str, An
     Validates and normalises ``document`` (raising ``ScenarioError`` when it is invalid), then
     computes every option's costs and figures.
     """
-    from .validation import normalize
-
     normalized = normalize(document, gpus, catalog)
     return simulate_normalized(normalized.document, gpus, normalized.warnings)
 
@@ -49,11 +48,9 @@ def simulate_normalized(
     options = option_results(plan, costs)
     feasible = [option["feasible"] for option in options]
     cheapest = rs.cheapest_index([option["npv_usd"] for option in options], feasible)
-    all_warnings = list(warnings) + list(plan.warnings)
-    for option in options:
-        all_warnings.extend(
-            f"{option['name']}: {text}" for text in option["warnings"] if "shortfall" in text
-        )
+    all_warnings = list(warnings) + [
+        f"{option['name']}: {text}" for option in options for text in option["warnings"]
+    ]
     simulation = plan.inputs.get("simulation")
     if simulation and int(simulation.get("paths") or 0) > 0:
         _merge_monte_carlo(plan, simulation, options)

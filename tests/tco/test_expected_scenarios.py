@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from costapp.tco.engine import simulate_normalized
+from costapp.tco.engine import simulate
 
-from .helpers import expected, gpu_figures, normalized, scenario, scenario_names
+from .helpers import expected, gpu_figures, scenario, scenario_names
 
 RELATIVE = 1e-6
 BREAK_EVEN_UTILIZATION_RELATIVE = 1e-4
@@ -34,8 +34,7 @@ def assert_figure(actual: Any, wanted: Any, where: str, relative: float = RELATI
 
 def figures(name: str) -> list[tuple[str, Any, Any, float]]:
     """Every (where, actual, expected, tolerance) of one scenario."""
-    inputs, warnings = normalized(scenario(name))
-    result = simulate_normalized(inputs, gpu_figures(), warnings)
+    result = simulate(scenario(name), gpu_figures())
     want = expected(name)
     rows: list[tuple[str, Any, Any, float]] = [
         (f"{name}.{key}", result[key], want[key], RELATIVE) for key in ("cheapest", "baseline")
