@@ -1,6 +1,9 @@
 """The catalog: GPU models and the market data around them."""
 
+from decimal import Decimal
+
 from django.db import models
+from simple_history.models import HistoricalRecords
 
 
 class GpuModel(models.Model):
@@ -45,3 +48,358 @@ class GpuModel(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+# Money: USD as Decimal with 10 decimal places (up to 10 integer digits).
+MONEY = {"max_digits": 20, "decimal_places": 10}
+
+
+MONEY_QUANTUM = Decimal("1E-10")
+
+
+class ProviderKind(models.TextChoices):
+    """Kinds of provider (names of the API contract, docs/api.md)."""
+
+    HYPERSCALER = "hyperscaler", "hyperscaler"
+    GPU_CLOUD = "gpu-cloud", "GPU cloud"
+    MARKETPLACE = "marketplace", "marketplace"
+    DEDICATED_HOST = "dedicated-host", "dedicated host"
+    RESELLER = "reseller", "reseller"
+    COLOCATION = "colocation", "colocation"
+
+
+class Provider(models.Model):
+    """A seller of GPU capacity: a cloud, a GPU cloud, a marketplace, a host or a reseller."""
+
+    Kind = ProviderKind
+
+    slug = models.SlugField(max_length=64, unique=True)
+    name = models.CharField(max_length=120)
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    website = models.URLField(blank=True)
+
+    class Meta:
+        ordering = ["slug"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(kind__in=ProviderKind.values),
+                name="provider_kind_known",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Region(models.Model):
+    """A provider's region as the provider names it (``us-east-1``; Vast: ``"Texas, US, NA"``)."""
+
+    provider = models.ForeignKey(Provider, on_delete=models.CASCADE, related_name="regions")
+    code = models.CharField(
+        max_length=160, help_text="the provider's own region name, kept as written"
+    )
+    name = models.CharField(max_length=160, blank=True)
+
+    class Meta:
+        ordering = ["provider__slug", "code"]
+        constraints = [
+            models.UniqueConstraint(fields=["provider", "code"], name="region_unique_per_provider"),
+            models.CheckConstraint(condition=~models.Q(code=""), name="region_code_not_empty"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.provider.slug} {self.code}"
+
+
+class InstanceOffer(models.Model):
+    """A cloud instance type with its GPUs: what one instance-hour buys.
+
+    On a marketplace (``ProviderKind.MARKETPLACE``) ``host`` names the company behind the offer
+    (Shadeform's ``lambdalabs_``, ``nebius_`` … prefixes).
+    """
+
+    provider = models.ForeignKey(Provider, on_delete=models.CASCADE, related_name="offers")
+    instance_type = models.CharField(max_length=120)
+    gpu = models.ForeignKey(GpuModel, on_delete=models.PROTECT, related_name="offers")
+    gpu_count = models.PositiveSmallIntegerField(help_text="GPUs per instance")
+    vcpus = models.DecimalField(
+        max_digits=7, decimal_places=2, null=True, blank=True, help_text="vCPUs per instance"
+    )
+    memory_gib = models.DecimalField(
+        max_digits=10, decimal_places=2, null=True, blank=True, help_text="host RAM [GiB]"
+    )
+    host = models.CharField(max_length=80, blank=True, help_text="marketplace host, if any")
+
+    class Meta:
+        ordering = ["provider__slug", "instance_type"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["provider", "instance_type"], name="offer_unique_instance_per_provider"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(gpu_count__gt=0), name="offer_gpu_count_positive"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.provider.slug} {self.instance_type}"
+
+
+class Billing(models.TextChoices):
+    """How a cloud price is paid (names of the API contract)."""
+
+    ON_DEMAND = "on_demand", "on-demand"
+    SPOT = "spot", "spot"
+    COMMIT_1Y = "commit_1y", "1-year commitment"
+    COMMIT_3Y = "commit_3y", "3-year commitment"
+
+
+class InstancePrice(models.Model):
+    """One price of an offer in a region and billing model, as observed over a time span.
+
+    Prices form a dated history: a load adds a row only when the price (or the zone it applies
+    in) changes; otherwise it moves ``last_seen``. The current price of an (offer, region,
+    billing) is its row with the latest ``first_seen``. ``usd_per_gpu_hour`` is derived from
+    ``usd_per_hour`` and the offer's GPU count and stored so lists sort and filter on it.
+    """
+
+    offer = models.ForeignKey(InstanceOffer, on_delete=models.CASCADE, related_name="prices")
+    region = models.ForeignKey(Region, on_delete=models.CASCADE, related_name="prices")
+    billing = models.CharField(max_length=12, choices=Billing.choices)
+    usd_per_hour = models.DecimalField(**MONEY, help_text="price of one instance-hour [USD/h]")
+    usd_per_gpu_hour = models.DecimalField(
+        **MONEY, help_text="usd_per_hour / gpu_count [USD per GPU-hour]"
+    )
+    zone = models.CharField(
+        max_length=60, blank=True, help_text="availability zone the price applies in (spot)"
+    )
+    first_seen = models.DateTimeField()
+    last_seen = models.DateTimeField()
+    source_name = models.CharField(max_length=200, help_text="file or feed the price came from")
+    source_sha256 = models.CharField(max_length=64, blank=True)
+    is_suspect = models.BooleanField(
+        default=False, help_text="kept as stated by the source but looks wrong; see note"
+    )
+    note = models.CharField(max_length=300, blank=True)
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["offer__provider__slug", "offer__instance_type", "region__code", "billing"]
+        get_latest_by = "first_seen"
+        indexes = [
+            models.Index(
+                fields=["offer", "region", "billing", "-first_seen"], name="price_key_latest"
+            ),
+            models.Index(fields=["usd_per_gpu_hour"], name="price_usd_per_gpu_hour"),
+        ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["offer", "region", "billing", "first_seen"], name="price_unique_per_time"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(billing__in=Billing.values),
+                name="price_billing_known",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(usd_per_hour__gte=0), name="price_usd_per_hour_not_negative"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(usd_per_gpu_hour__gte=0),
+                name="price_usd_per_gpu_hour_not_negative",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(last_seen__gte=models.F("first_seen")),
+                name="price_seen_in_order",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.offer} {self.region.code} {self.billing} {self.usd_per_hour}"
+
+    def save(self, *args, **kwargs):
+        """Keep ``usd_per_gpu_hour`` derived from ``usd_per_hour`` and the offer's GPU count."""
+        self.usd_per_gpu_hour = usd_per_gpu_hour(self.usd_per_hour, self.offer.gpu_count)
+        update_fields = kwargs.get("update_fields")
+        if update_fields is not None and "usd_per_hour" in update_fields:
+            kwargs["update_fields"] = {*update_fields, "usd_per_gpu_hour"}
+        super().save(*args, **kwargs)
+
+
+def usd_per_gpu_hour(usd_per_hour: Decimal, gpu_count: int) -> Decimal:
+    """Instance price per hour divided by its GPUs [USD per GPU-hour], 10 decimal places."""
+    return (Decimal(usd_per_hour) / gpu_count).quantize(MONEY_QUANTUM)
+
+
+class EgressTier(models.Model):
+    """One tier of a provider's internet egress fee, in the API contract's form.
+
+    ``up_to_tb`` is cumulative per month (the tier covers traffic up to that many TB); empty means
+    no limit (the last tier). A free allowance is a first tier priced 0.
+    """
+
+    provider = models.ForeignKey(Provider, on_delete=models.CASCADE, related_name="egress_tiers")
+    up_to_tb = models.DecimalField(
+        max_digits=12,
+        decimal_places=4,
+        null=True,
+        blank=True,
+        help_text="[TB/month]; empty = no limit",
+    )
+    usd_per_gb = models.DecimalField(**MONEY, help_text="[USD/GB] within this tier")
+    scope = models.CharField(max_length=200, blank=True, help_text="regions the tiers apply to")
+    source = models.TextField(blank=True)
+    observed = models.CharField(max_length=20, blank=True, help_text="when the source said so")
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["provider__slug", models.F("up_to_tb").asc(nulls_last=True)]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["provider", "up_to_tb"], name="egress_tier_unique_bound"
+            ),
+            models.UniqueConstraint(
+                fields=["provider"],
+                condition=models.Q(up_to_tb__isnull=True),
+                name="egress_tier_one_open_ended",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(usd_per_gb__gte=0), name="egress_tier_price_not_negative"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(up_to_tb__isnull=True) | models.Q(up_to_tb__gt=0),
+                name="egress_tier_bound_positive",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        bound = "no limit" if self.up_to_tb is None else f"up to {self.up_to_tb} TB"
+        return f"{self.provider.slug} egress {bound}: {self.usd_per_gb} USD/GB"
+
+
+class QuoteStatus(models.TextChoices):
+    """Where a quote stands with procurement."""
+
+    DRAFT = "draft", "draft"
+    RECEIVED = "received", "received"
+    ACCEPTED = "accepted", "accepted"
+    EXPIRED = "expired", "expired"
+
+
+class DedicatedQuote(models.Model):
+    """A vendor's offer to lease dedicated GPU servers by the month.
+
+    Money per server: ``usd_per_server_month`` each month of the term, ``setup_usd`` once;
+    ``included_egress_tb`` of internet egress per server and month, then ``overage_usd_per_tb``.
+    """
+
+    vendor = models.CharField(max_length=120)
+    reference = models.CharField(max_length=80, help_text="the vendor's quote number")
+    server_description = models.CharField(max_length=300)
+    gpu = models.ForeignKey(GpuModel, on_delete=models.PROTECT, related_name="dedicated_quotes")
+    gpus_per_server = models.PositiveSmallIntegerField()
+    usd_per_server_month = models.DecimalField(**MONEY, help_text="[USD per server-month]")
+    setup_usd = models.DecimalField(**MONEY, default=Decimal(0), help_text="[USD per server]")
+    term_months = models.PositiveSmallIntegerField()
+    included_egress_tb = models.DecimalField(
+        max_digits=12, decimal_places=4, default=Decimal(0), help_text="[TB per server-month]"
+    )
+    overage_usd_per_tb = models.DecimalField(
+        **MONEY, default=Decimal(0), help_text="[USD/TB] beyond the included egress"
+    )
+    valid_until = models.DateField(null=True, blank=True)
+    status = models.CharField(
+        max_length=10, choices=QuoteStatus.choices, default=QuoteStatus.RECEIVED
+    )
+    notes = models.TextField(blank=True)
+    is_demo = models.BooleanField(default=False, help_text="demonstration data, not a real quote")
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["vendor", "reference"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["vendor", "reference"], name="dedicated_quote_unique_reference"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(gpus_per_server__gt=0), name="dedicated_quote_gpus_positive"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(term_months__gt=0), name="dedicated_quote_term_positive"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(usd_per_server_month__gt=0),
+                name="dedicated_quote_fee_positive",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(setup_usd__gte=0)
+                & models.Q(included_egress_tb__gte=0)
+                & models.Q(overage_usd_per_tb__gte=0),
+                name="dedicated_quote_amounts_not_negative",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(status__in=QuoteStatus.values),
+                name="dedicated_quote_status_known",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.vendor} {self.reference}: {self.server_description}"
+
+
+class PurchaseQuote(models.Model):
+    """A reseller's offer to sell GPU servers to own and host.
+
+    ``capex_usd_per_server`` once per server; ``server_kw`` its power draw at load;
+    ``support_fraction_per_year`` the yearly support contract as a fraction of capex.
+    """
+
+    vendor = models.CharField(max_length=120)
+    reference = models.CharField(max_length=80, help_text="the vendor's quote number")
+    server_description = models.CharField(max_length=300)
+    gpu = models.ForeignKey(GpuModel, on_delete=models.PROTECT, related_name="purchase_quotes")
+    gpus_per_server = models.PositiveSmallIntegerField()
+    capex_usd_per_server = models.DecimalField(**MONEY, help_text="[USD per server]")
+    server_kw = models.DecimalField(
+        max_digits=8, decimal_places=3, help_text="server power at load [kW]"
+    )
+    lead_time_months = models.PositiveSmallIntegerField(help_text="order to delivery [months]")
+    support_fraction_per_year = models.DecimalField(
+        max_digits=6, decimal_places=4, default=Decimal(0), help_text="[fraction of capex/year]"
+    )
+    valid_until = models.DateField(null=True, blank=True)
+    status = models.CharField(
+        max_length=10, choices=QuoteStatus.choices, default=QuoteStatus.RECEIVED
+    )
+    notes = models.TextField(blank=True)
+    is_demo = models.BooleanField(default=False, help_text="demonstration data, not a real quote")
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["vendor", "reference"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["vendor", "reference"], name="purchase_quote_unique_reference"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(gpus_per_server__gt=0), name="purchase_quote_gpus_positive"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(capex_usd_per_server__gt=0),
+                name="purchase_quote_capex_positive",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(server_kw__gt=0), name="purchase_quote_kw_positive"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(support_fraction_per_year__gte=0)
+                & models.Q(support_fraction_per_year__lte=1),
+                name="purchase_quote_support_fraction_range",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(status__in=QuoteStatus.values),
+                name="purchase_quote_status_known",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.vendor} {self.reference}: {self.server_description}"

@@ -1,9 +1,20 @@
-"""Reads from the catalog."""
+"""Reads from the catalog. Money leaves here as float (the engine's unit), never stored back."""
 
 from collections.abc import Iterable
+from datetime import date, datetime, time
+from decimal import Decimal
+
+from django.db.models import Exists, OuterRef, QuerySet
+from django.utils import timezone
 
 from .gpu_table import engine_figures, read_gpu_table
-from .models import GpuModel
+from .models import (
+    DedicatedQuote,
+    EgressTier,
+    GpuModel,
+    InstancePrice,
+    PurchaseQuote,
+)
 
 
 def gpu_figures(*, slugs: Iterable[str] | None = None) -> dict[str, dict[str, float | None]]:
@@ -17,3 +28,111 @@ def gpu_figures(*, slugs: Iterable[str] | None = None) -> dict[str, dict[str, fl
 def gpu_figures_from_table() -> dict[str, dict[str, float | None]]:
     """The engine's figures per GPU slug from the table shipped with the project (no database)."""
     return {row.slug: engine_figures(row) for row in read_gpu_table()}
+
+
+def _as_of_datetime(as_of: date | datetime | None) -> datetime | None:
+    """A day means the end of that day (UTC); a naive datetime is taken as UTC."""
+    if as_of is None:
+        return None
+    if not isinstance(as_of, datetime):
+        as_of = datetime.combine(as_of, time.max)
+    if timezone.is_naive(as_of):
+        as_of = timezone.make_aware(as_of, timezone.utc)
+    return as_of
+
+
+def current_prices(as_of: date | datetime | None = None) -> QuerySet[InstancePrice]:
+    """The latest price row per (offer, region, billing), as the catalog stood at ``as_of``
+    (a day: its end; default: now). Sort and filter it like any queryset
+    (``usd_per_gpu_hour`` is a stored column).
+    """
+    moment = _as_of_datetime(as_of)
+    rows = InstancePrice.objects.all()
+    newer = InstancePrice.objects.filter(
+        offer=OuterRef("offer"),
+        region=OuterRef("region"),
+        billing=OuterRef("billing"),
+        first_seen__gt=OuterRef("first_seen"),
+    )
+    if moment is not None:
+        rows = rows.filter(first_seen__lte=moment)
+        newer = newer.filter(first_seen__lte=moment)
+    return rows.filter(~Exists(newer)).select_related(
+        "offer", "offer__provider", "offer__gpu", "region"
+    )
+
+
+def _tier(tier: EgressTier) -> dict:
+    return {
+        "up_to_tb": None if tier.up_to_tb is None else float(tier.up_to_tb),
+        "usd_per_gb": float(tier.usd_per_gb),
+    }
+
+
+def egress_tiers_for_provider(*, provider: str) -> list[dict] | None:
+    """A provider's egress tiers ``[{"up_to_tb": TB or None, "usd_per_gb": USD/GB}, ...]`` in
+    rising order, the open-ended tier last; ``None`` when the provider has none stored.
+    """
+    tiers = list(EgressTier.objects.filter(provider__slug=provider))
+    if not tiers:
+        return None
+    tiers.sort(key=lambda t: (t.up_to_tb is None, t.up_to_tb or Decimal(0)))
+    return [_tier(t) for t in tiers]
+
+
+def offer_reference_resolve(
+    *, provider: str, instance: str, region: str, as_of: date | datetime | None = None
+) -> dict | None:
+    """What a scenario's reference to a cloud offer means at ``as_of`` (default: now).
+
+    Returns ``{"gpu": slug, "gpu_count": int, "usd_per_gpu_hour": {billing: USD per GPU-hour},
+    "egress_tiers": [...] or None}`` with only the billings that have a current price, or
+    ``None`` when the offer has no current price in that region.
+    """
+    prices = list(
+        current_prices(as_of).filter(
+            offer__provider__slug=provider,
+            offer__instance_type=instance,
+            region__code=region,
+        )
+    )
+    if not prices:
+        return None
+    offer = prices[0].offer
+    return {
+        "gpu": offer.gpu.slug,
+        "gpu_count": offer.gpu_count,
+        "usd_per_gpu_hour": {p.billing: float(p.usd_per_gpu_hour) for p in prices},
+        "egress_tiers": egress_tiers_for_provider(provider=provider),
+    }
+
+
+def dedicated_quote_terms(*, quote_id: int) -> dict | None:
+    """The engine's terms of a dedicated-server quote (USD per server), or ``None``."""
+    quote = DedicatedQuote.objects.select_related("gpu").filter(pk=quote_id).first()
+    if quote is None:
+        return None
+    return {
+        "gpu": quote.gpu.slug,
+        "gpus_per_server": quote.gpus_per_server,
+        "usd_per_server_month": float(quote.usd_per_server_month),
+        "setup_usd": float(quote.setup_usd),
+        "included_egress_tb": float(quote.included_egress_tb),
+        "overage_usd_per_tb": float(quote.overage_usd_per_tb),
+        "term_months": quote.term_months,
+    }
+
+
+def purchase_quote_terms(*, quote_id: int) -> dict | None:
+    """The engine's terms of a purchase quote (USD and kW per server), or ``None``."""
+    quote = PurchaseQuote.objects.select_related("gpu").filter(pk=quote_id).first()
+    if quote is None:
+        return None
+    return {
+        "gpu": quote.gpu.slug,
+        "gpus_per_server": quote.gpus_per_server,
+        "capex_usd_per_server": float(quote.capex_usd_per_server),
+        "server_kw": float(quote.server_kw),
+        "lead_time_months": quote.lead_time_months,
+        "support_fraction_per_year": float(quote.support_fraction_per_year),
+    }

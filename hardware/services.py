@@ -1,11 +1,46 @@
-"""Writes to the catalog. Every service is keyword-only and idempotent."""
+"""Writes to the catalog. Every service is keyword-only and idempotent.
 
-from dataclasses import asdict, dataclass
+Price loads follow "validate, stage, apply": sources are parsed into plain rows (``sources/``),
+checked against what is stored, and applied in one short transaction.
+"""
+
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from datetime import date, datetime
+from decimal import Decimal
 
 from django.db import transaction
+from simple_history.utils import bulk_create_with_history
 
 from .gpu_table import GpuRow
-from .models import GpuModel
+from .models import (
+    DedicatedQuote,
+    EgressTier,
+    GpuModel,
+    InstanceOffer,
+    InstancePrice,
+    Provider,
+    ProviderKind,
+    PurchaseQuote,
+    QuoteStatus,
+    Region,
+    usd_per_gpu_hour,
+)
+from .sources.common import Rejection
+from .sources.egress import EgressTierRow
+from .sources.skypilot import PriceRow
+
+# The providers the shipped catalog knows: slug -> (name, kind, website).
+KNOWN_PROVIDERS: dict[str, tuple[str, str, str]] = {
+    "aws": ("Amazon Web Services", ProviderKind.HYPERSCALER, "https://aws.amazon.com/"),
+    "azure": ("Microsoft Azure", ProviderKind.HYPERSCALER, "https://azure.microsoft.com/"),
+    "gcp": ("Google Cloud", ProviderKind.HYPERSCALER, "https://cloud.google.com/"),
+    "oracle": ("Oracle Cloud Infrastructure", ProviderKind.HYPERSCALER, "https://www.oracle.com/cloud/"),
+    "lambda": ("Lambda", ProviderKind.GPU_CLOUD, "https://lambda.ai/"),
+    "shadeform": ("Shadeform", ProviderKind.MARKETPLACE, "https://www.shadeform.ai/"),
+    "vast": ("Vast.ai", ProviderKind.MARKETPLACE, "https://vast.ai/"),
+}  # fmt: skip
+SQL_BATCH = 500
 
 
 @dataclass
@@ -15,6 +50,18 @@ class LoadCounts:
     created: int = 0
     updated: int = 0
     unchanged: int = 0
+    deleted: int = 0
+
+
+@dataclass
+class PriceLoadCounts:
+    """What a price load did: new price rows, prices seen again, and rows it refused."""
+
+    created: int = 0
+    unchanged: int = 0
+    offers_created: int = 0
+    regions_created: int = 0
+    rejections: list[Rejection] = field(default_factory=list)
 
 
 @transaction.atomic
@@ -38,4 +85,330 @@ def gpu_models_load(*, rows: list[GpuRow]) -> LoadCounts:
             counts.updated += 1
         else:
             counts.unchanged += 1
+    return counts
+
+
+def providers_ensure(*, slugs: Iterable[str]) -> dict[str, Provider]:
+    """The providers named by ``slugs`` (from ``KNOWN_PROVIDERS``), created when missing.
+
+    An existing provider is left as it is (its name may have been edited by hand).
+    """
+    wanted = set(slugs)
+    unknown = wanted - KNOWN_PROVIDERS.keys()
+    if unknown:
+        raise ValueError(f"unknown provider(s): {', '.join(sorted(unknown))}")
+    existing = {p.slug: p for p in Provider.objects.filter(slug__in=wanted)}
+    for slug in sorted(wanted - existing.keys()):
+        name, kind, website = KNOWN_PROVIDERS[slug]
+        existing[slug] = Provider.objects.create(slug=slug, name=name, kind=kind, website=website)
+    return existing
+
+
+@transaction.atomic
+def instance_prices_load(
+    *, rows: list[PriceRow], source_name: str, source_sha256: str, observed_at: datetime
+) -> PriceLoadCounts:
+    """Apply observed prices: a price equal to the current one moves its ``last_seen``; a new or
+    changed price (or zone) adds a row with ``first_seen = last_seen = observed_at``.
+
+    Older rows are never changed, so the history of a price stays as it was seen. Offers and
+    regions are created as needed; a row whose GPU or GPU count differs from its stored offer
+    is refused (its per-GPU price would be wrong).
+    """
+    counts = PriceLoadCounts()
+    if not rows:
+        return counts
+    providers = providers_ensure(slugs={row.provider for row in rows})
+    gpus = {gpu.slug: gpu for gpu in GpuModel.objects.all()}
+    regions = _regions_ensure(rows, providers, counts)
+    offers = _offers_ensure(rows, providers, gpus, counts)
+
+    latest: dict[tuple[int, int, str], InstancePrice] = {}
+    stored = InstancePrice.objects.filter(offer__provider__in=list(providers.values())).order_by(
+        "first_seen"
+    )
+    for price in stored:
+        latest[(price.offer_id, price.region_id, price.billing)] = price
+
+    new_prices: list[InstancePrice] = []
+    seen_again: list[int] = []
+    done: set[tuple[int, int, str]] = set()
+    for row in rows:
+        offer = offers.get((row.provider, row.instance_type))
+        if offer is None:
+            continue  # refused in _offers_ensure
+        if (offer.gpu.slug, offer.gpu_count) != (row.gpu_slug, row.gpu_count):
+            counts.rejections.append(
+                Rejection(
+                    source_name, row.line_no, "offer differs from the catalog",
+                    f"{row.instance_type} is {row.gpu_count}x {row.gpu_slug} here but "
+                    f"{offer.gpu_count}x {offer.gpu.slug} in the catalog",
+                )
+            )  # fmt: skip
+            continue
+        region = regions[(row.provider, row.region)]
+        key = (offer.pk, region.pk, row.billing)
+        if key in done:
+            counts.rejections.append(
+                Rejection(source_name, row.line_no, "duplicate price", f"{key} twice in one load")
+            )
+            continue
+        done.add(key)
+        current = latest.get(key)
+        if current and current.usd_per_hour == row.usd_per_hour and current.zone == row.zone:
+            if current.last_seen < observed_at:
+                seen_again.append(current.pk)
+            counts.unchanged += 1
+            continue
+        if current and current.first_seen >= observed_at:
+            counts.rejections.append(
+                Rejection(
+                    source_name, row.line_no, "older than the stored price",
+                    f"observed {observed_at:%Y-%m-%d %H:%M} but the stored price is from "
+                    f"{current.first_seen:%Y-%m-%d %H:%M}",
+                )
+            )  # fmt: skip
+            continue
+        new_prices.append(
+            InstancePrice(
+                offer=offer,
+                region=region,
+                billing=row.billing,
+                usd_per_hour=row.usd_per_hour,
+                usd_per_gpu_hour=usd_per_gpu_hour(row.usd_per_hour, offer.gpu_count),
+                zone=row.zone,
+                first_seen=observed_at,
+                last_seen=observed_at,
+                source_name=source_name,
+                source_sha256=source_sha256,
+                is_suspect=row.is_suspect,
+                note=row.note,
+            )
+        )
+    if new_prices:
+        bulk_create_with_history(
+            new_prices,
+            InstancePrice,
+            batch_size=SQL_BATCH,
+            default_change_reason=f"loaded from {source_name}",
+        )
+    counts.created = len(new_prices)
+    for start in range(0, len(seen_again), SQL_BATCH):
+        InstancePrice.objects.filter(pk__in=seen_again[start : start + SQL_BATCH]).update(
+            last_seen=observed_at
+        )
+    return counts
+
+
+def _regions_ensure(
+    rows: list[PriceRow], providers: dict[str, Provider], counts: PriceLoadCounts
+) -> dict[tuple[str, str], Region]:
+    """The regions of ``rows`` by (provider slug, code), missing ones created."""
+
+    def stored() -> dict[tuple[str, str], Region]:
+        queryset = Region.objects.filter(provider__in=list(providers.values()))
+        return {(r.provider.slug, r.code): r for r in queryset.select_related("provider")}
+
+    regions = stored()
+    missing = sorted({(row.provider, row.region) for row in rows} - regions.keys())
+    if missing:
+        Region.objects.bulk_create(
+            [Region(provider=providers[slug], code=code) for slug, code in missing],
+            batch_size=SQL_BATCH,
+        )
+        counts.regions_created = len(missing)
+        regions = stored()
+    return regions
+
+
+def _offers_ensure(
+    rows: list[PriceRow],
+    providers: dict[str, Provider],
+    gpus: dict[str, GpuModel],
+    counts: PriceLoadCounts,
+) -> dict[tuple[str, str], InstanceOffer]:
+    """The offers of ``rows``: missing ones created; host, vCPUs and RAM kept up to date."""
+    offers = {
+        (o.provider.slug, o.instance_type): o
+        for o in InstanceOffer.objects.filter(provider__in=list(providers.values())).select_related(
+            "provider", "gpu"
+        )
+    }
+    to_create: dict[tuple[str, str], InstanceOffer] = {}
+    to_update: dict[tuple[str, str], InstanceOffer] = {}
+    for row in rows:
+        key = (row.provider, row.instance_type)
+        if key in to_create or key in to_update:
+            continue
+        offer = offers.get(key)
+        if offer is None:
+            to_create[key] = InstanceOffer(
+                provider=providers[row.provider],
+                instance_type=row.instance_type,
+                gpu=gpus[row.gpu_slug],
+                gpu_count=row.gpu_count,
+                vcpus=row.vcpus,
+                memory_gib=row.memory_gib,
+                host=row.host,
+            )
+        elif (offer.vcpus, offer.memory_gib, offer.host) != (row.vcpus, row.memory_gib, row.host):
+            offer.vcpus, offer.memory_gib, offer.host = row.vcpus, row.memory_gib, row.host
+            to_update[key] = offer
+    if to_create:
+        InstanceOffer.objects.bulk_create(list(to_create.values()), batch_size=SQL_BATCH)
+        counts.offers_created = len(to_create)
+    if to_update:
+        InstanceOffer.objects.bulk_update(
+            list(to_update.values()), ["vcpus", "memory_gib", "host"], batch_size=SQL_BATCH
+        )
+    if to_create:
+        offers = {
+            (o.provider.slug, o.instance_type): o
+            for o in InstanceOffer.objects.filter(
+                provider__in=list(providers.values())
+            ).select_related("provider", "gpu")
+        }
+    return offers
+
+
+@transaction.atomic
+def egress_tiers_load(*, rows: list[EgressTierRow], source_name: str) -> LoadCounts:
+    """Make each provider's stored egress tiers those of ``rows``; each change is kept in the
+    tiers' history with ``source_name`` as the reason. Tiers equal to the stored ones are left.
+    """
+    counts = LoadCounts()
+    by_provider: dict[str, list[EgressTierRow]] = {}
+    for row in rows:
+        by_provider.setdefault(row.provider, []).append(row)
+    providers = providers_ensure(slugs=by_provider)
+    for slug, tiers in by_provider.items():
+        provider = providers[slug]
+        stored = {t.up_to_tb: t for t in EgressTier.objects.filter(provider=provider)}
+        wanted = {row.up_to_tb for row in tiers}
+        for bound, tier in stored.items():
+            if bound not in wanted:
+                tier._change_reason = f"not in {source_name}"
+                tier.delete()
+                counts.deleted += 1
+        for row in tiers:
+            values = {
+                "usd_per_gb": row.usd_per_gb,
+                "scope": row.scope,
+                "source": row.source,
+                "observed": row.observed,
+            }
+            tier = stored.get(row.up_to_tb)
+            if tier is None:
+                tier = EgressTier(provider=provider, up_to_tb=row.up_to_tb, **values)
+                counts.created += 1
+            elif any(getattr(tier, k) != v for k, v in values.items()):
+                for k, v in values.items():
+                    setattr(tier, k, v)
+                counts.updated += 1
+            else:
+                counts.unchanged += 1
+                continue
+            tier._change_reason = f"loaded from {source_name}"
+            tier.full_clean()
+            tier.save()
+    return counts
+
+
+# Demonstration quotes: illustrative public-ish figures, flagged ``is_demo``; not real offers.
+DEMO_DEDICATED_QUOTES = [
+    {
+        "vendor": "Demo Dedicated Hosting A",
+        "reference": "DEMO-D-H100-8",
+        "server_description": "8x H100 SXM5 80GB HGX, 2x Xeon 8480+, 2 TB RAM, 8x 3.84 TB NVMe",
+        "gpu": "h100-sxm",
+        "gpus_per_server": 8,
+        "usd_per_server_month": Decimal("14600"),
+        "setup_usd": Decimal("0"),
+        "term_months": 12,
+        "included_egress_tb": Decimal("100"),
+        "overage_usd_per_tb": Decimal("2"),
+        "valid_until": date(2027, 3, 31),
+        "status": QuoteStatus.RECEIVED,
+    },
+    {
+        "vendor": "Demo Dedicated Hosting B",
+        "reference": "DEMO-D-A100-8",
+        "server_description": "8x A100 SXM4 80GB HGX, 2x EPYC 7763, 1 TB RAM",
+        "gpu": "a100-sxm-80gb",
+        "gpus_per_server": 8,
+        "usd_per_server_month": Decimal("8900"),
+        "setup_usd": Decimal("1000"),
+        "term_months": 12,
+        "included_egress_tb": Decimal("50"),
+        "overage_usd_per_tb": Decimal("3"),
+        "valid_until": date(2027, 2, 28),
+        "status": QuoteStatus.RECEIVED,
+    },
+    {
+        "vendor": "Demo Dedicated Hosting A",
+        "reference": "DEMO-D-L40S-4",
+        "server_description": "4x L40S 48GB, 1x EPYC 9354, 512 GB RAM",
+        "gpu": "l40s",
+        "gpus_per_server": 4,
+        "usd_per_server_month": Decimal("2600"),
+        "setup_usd": Decimal("500"),
+        "term_months": 6,
+        "included_egress_tb": Decimal("30"),
+        "overage_usd_per_tb": Decimal("1.5"),
+        "valid_until": date(2027, 1, 31),
+        "status": QuoteStatus.DRAFT,
+    },
+]
+DEMO_PURCHASE_QUOTES = [
+    {
+        "vendor": "Demo Server Reseller",
+        "reference": "DEMO-P-H100-8",
+        "server_description": "8x H100 SXM5 80GB HGX server (SR680a V3 class), 3-year warranty",
+        "gpu": "h100-sxm",
+        "gpus_per_server": 8,
+        "capex_usd_per_server": Decimal("265000"),
+        "server_kw": Decimal("10.2"),
+        "lead_time_months": 3,
+        "support_fraction_per_year": Decimal("0.08"),
+        "valid_until": date(2027, 1, 31),
+        "status": QuoteStatus.RECEIVED,
+    },
+    {
+        "vendor": "Demo Server Reseller",
+        "reference": "DEMO-P-H200-8",
+        "server_description": "8x H200 SXM 141GB HGX server, 3-year warranty",
+        "gpu": "h200",
+        "gpus_per_server": 8,
+        "capex_usd_per_server": Decimal("315000"),
+        "server_kw": Decimal("10.2"),
+        "lead_time_months": 4,
+        "support_fraction_per_year": Decimal("0.08"),
+        "valid_until": date(2027, 1, 31),
+        "status": QuoteStatus.RECEIVED,
+    },
+]
+DEMO_NOTE = "Demonstration data: illustrative public figures, not a quote anyone received."
+
+
+@transaction.atomic
+def demo_quotes_load() -> LoadCounts:
+    """Create the demonstration quotes missing by (vendor, reference); existing ones are left
+    as they are, so hand edits survive a reload.
+    """
+    counts = LoadCounts()
+    gpus = {gpu.slug: gpu for gpu in GpuModel.objects.all()}
+    for model, specs in (
+        (DedicatedQuote, DEMO_DEDICATED_QUOTES),
+        (PurchaseQuote, DEMO_PURCHASE_QUOTES),
+    ):
+        for spec in specs:
+            values = {**spec, "gpu": gpus[spec["gpu"]], "notes": DEMO_NOTE, "is_demo": True}
+            if model.objects.filter(vendor=spec["vendor"], reference=spec["reference"]).exists():
+                counts.unchanged += 1
+                continue
+            quote = model(**values)
+            quote.full_clean()
+            quote._change_reason = "demo data"
+            quote.save()
+            counts.created += 1
     return counts

@@ -1,21 +1,130 @@
-"""``python manage.py load_catalog``: load the catalog shipped with the project. Idempotent."""
+"""``python manage.py load_catalog``: load the catalog shipped with the project. Idempotent.
+
+Loads the GPU table, the SkyPilot price catalogs (aws, lambda, shadeform, vast) through the alias
+table, the egress tiers and the demonstration quotes. Every file is read and checked before
+anything is written; prices are then applied in one transaction. Rows that cannot be used are
+counted by reason (unknown GPU names with file and line) and do not fail the command; an
+unreadable file or a broken table does, naming the file, and then nothing is written.
+"""
+
+from collections import defaultdict
+from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+from django.utils import timezone
 
 from hardware.gpu_table import GPU_TABLE_PATH, GpuTableError, read_gpu_table
-from hardware.services import gpu_models_load
+from hardware.selectors import current_prices
+from hardware.services import (
+    demo_quotes_load,
+    egress_tiers_load,
+    gpu_models_load,
+    instance_prices_load,
+)
+from hardware.sources.aliases import ALIASES_PATH, read_aliases
+from hardware.sources.common import ParseReport, Rejection, SourceError
+from hardware.sources.egress import parse_egress_tiers
+from hardware.sources.skypilot import CLOUDS, parse_skypilot_vms
+
+DATA_DIR = Path(__file__).resolve().parents[2] / "data"
+SKYPILOT_DIR = DATA_DIR / "prices" / "skypilot-v8"
+EGRESS_PATH = DATA_DIR / "prices" / "egress_tiers.csv"
 
 
 class Command(BaseCommand):
-    help = "Load the catalog shipped with the project (GPU table). Loading twice changes nothing."
+    help = (
+        "Load the catalog shipped with the project: GPU table, SkyPilot prices, egress tiers, "
+        "demo quotes. Loading the same files twice adds nothing; only last_seen moves."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--skypilot-dir",
+            type=Path,
+            default=SKYPILOT_DIR,
+            help="folder with the SkyPilot vms.csv copies named <cloud>.csv",
+        )
+        parser.add_argument("--egress", type=Path, default=EGRESS_PATH, help="egress tier table")
+        parser.add_argument("--aliases", type=Path, default=ALIASES_PATH, help="GPU alias table")
+        parser.add_argument("--no-demo", action="store_true", help="skip the demo quotes")
 
     def handle(self, *args, **options):
+        self.verbosity = options["verbosity"]
         try:
-            rows = read_gpu_table()
+            gpu_rows = read_gpu_table()
         except (OSError, GpuTableError) as exc:
             raise CommandError(f"cannot read the GPU table: {exc}") from exc
-        counts = gpu_models_load(rows=rows)
+        try:
+            aliases = read_aliases(options["aliases"], known_slugs={r.slug for r in gpu_rows})
+            parsed = []
+            for cloud in CLOUDS:
+                path = options["skypilot_dir"] / f"{cloud}.csv"
+                name = f"{options['skypilot_dir'].name}/{path.name}"
+                parsed.append(
+                    parse_skypilot_vms(path, cloud=cloud, aliases=aliases, file_name=name)
+                )
+            egress_rows, egress_report = parse_egress_tiers(options["egress"])
+        except SourceError as exc:
+            raise CommandError(f"nothing loaded: {exc}") from exc
+
+        observed_at = timezone.now()
+        with transaction.atomic():
+            counts = gpu_models_load(rows=gpu_rows)
+            price_counts = [
+                instance_prices_load(
+                    rows=rows,
+                    source_name=report.file_name,
+                    source_sha256=report.sha256,
+                    observed_at=observed_at,
+                )
+                for rows, report in parsed
+            ]
+            egress_counts = egress_tiers_load(rows=egress_rows, source_name=egress_report.file_name)
+            demo_counts = None if options["no_demo"] else demo_quotes_load()
+
         self.stdout.write(
-            f"{GPU_TABLE_PATH.name}: {len(rows)} rows read, {counts.created} created, "
+            f"{GPU_TABLE_PATH.name}: {len(gpu_rows)} rows read, {counts.created} created, "
             f"{counts.updated} updated, {counts.unchanged} unchanged"
         )
+        for (rows, report), pc in zip(parsed, price_counts, strict=True):
+            report.rejections.extend(pc.rejections)
+            self._report(report)
+            self.stdout.write(
+                f"  {len(rows)} prices: {pc.created} new, {pc.unchanged} unchanged "
+                f"(last_seen moved); {pc.offers_created} new offers, "
+                f"{pc.regions_created} new regions"
+            )
+        self._report(egress_report)
+        self.stdout.write(
+            f"  egress tiers: {egress_counts.created} created, {egress_counts.updated} updated, "
+            f"{egress_counts.unchanged} unchanged, {egress_counts.deleted} removed"
+        )
+        if demo_counts is not None:
+            self.stdout.write(
+                f"demo quotes: {demo_counts.created} created, {demo_counts.unchanged} already there"
+            )
+        self.stdout.write(f"current prices: {current_prices().count()}")
+
+    def _report(self, report: ParseReport) -> None:
+        rejected = len({r.line_no for r in report.rejections})
+        by_reason = ", ".join(f"{reason}: {n}" for reason, n in report.rejected_by_reason.items())
+        self.stdout.write(
+            f"{report.file_name}: {report.rows_read} rows read, "
+            f"{report.rows_read - rejected} accepted, {rejected} rejected"
+            + (f" ({by_reason})" if by_reason else "")
+        )
+        groups: dict[tuple[str, str], list[Rejection]] = defaultdict(list)
+        for r in report.rejections:
+            groups[(r.reason, r.subject)].append(r)
+        for (reason, subject), items in groups.items():
+            lines = ", ".join(str(r.line_no) for r in items)
+            what = f"{reason} {subject!r}" if subject else reason
+            if self.verbosity >= 2 or reason == "unknown GPU name":
+                self.stdout.write(f"  {what} at {report.file_name} line(s) {lines}")
+                if self.verbosity >= 2:
+                    for r in items:
+                        self.stdout.write(f"    {r}")
+            else:
+                example = "e.g. " if len(items) > 1 else ""
+                self.stdout.write(f"  {what} at line(s) {lines}: {example}{items[0].detail}")

@@ -1,0 +1,124 @@
+"""Shared pieces of the price-source parsers: plain rows, rejections, number reading.
+
+No database here: a parser turns a file into typed rows and per-row rejections; the services
+decide what to store.
+"""
+
+import csv
+import hashlib
+from collections import Counter
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+
+
+class SourceError(ValueError):
+    """A source cannot be read as a whole (unreadable file, missing column): names the file."""
+
+
+class RowRejected(ValueError):
+    """One row cannot be used; ``reason`` is the short counting key, the message the detail."""
+
+    def __init__(self, reason: str, detail: str = "", subject: str = ""):
+        super().__init__(detail or reason)
+        self.reason = reason
+        self.detail = detail or reason
+        self.subject = subject
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """A row left out, with where it is and why."""
+
+    file_name: str
+    line_no: int
+    reason: str
+    detail: str
+    subject: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.file_name}:{self.line_no}: {self.reason}: {self.detail}"
+
+
+@dataclass
+class ParseReport:
+    """What a parser saw in one file: rows read, accepted and rejected (by reason)."""
+
+    file_name: str
+    sha256: str
+    rows_read: int = 0
+    rows_accepted: int = 0
+    rejections: list[Rejection] = field(default_factory=list)
+
+    @property
+    def rejected_by_reason(self) -> Counter:
+        return Counter(r.reason for r in self.rejections)
+
+    def reject(self, line_no: int, exc: RowRejected) -> None:
+        self.rejections.append(
+            Rejection(self.file_name, line_no, exc.reason, exc.detail, exc.subject)
+        )
+
+
+def file_sha256(path: Path) -> str:
+    """SHA-256 of a file's bytes, hex."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError as exc:
+        raise SourceError(f"{path.name}: cannot read the file: {exc.strerror or exc}") from None
+
+
+def read_csv(path: Path, required: tuple[str, ...]) -> tuple[list[str], list[tuple[int, dict]]]:
+    """Read a CSV (UTF-8, BOM allowed, CRLF or LF) into ``(columns, [(line_no, row), ...])``.
+
+    Raise ``SourceError`` naming the file when it cannot be read, is not UTF-8 or lacks a
+    required column. ``line_no`` is the physical line where the record starts.
+    """
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as handle:
+            reader = csv.DictReader(handle)
+            columns = [c.strip() for c in (reader.fieldnames or [])]
+            missing = [c for c in required if c not in columns]
+            if missing:
+                raise SourceError(f"{path.name}: missing column(s) {', '.join(missing)}")
+            reader.fieldnames = columns
+            rows = []
+            line_no = reader.line_num + 1
+            for raw in reader:
+                rows.append((line_no, raw))
+                line_no = reader.line_num + 1
+    except OSError as exc:
+        raise SourceError(f"{path.name}: cannot read the file: {exc.strerror or exc}") from None
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise SourceError(f"{path.name}: not a readable CSV file: {exc}") from None
+    return columns, rows
+
+
+def text(raw: dict, column: str) -> str:
+    """A cell, stripped; missing or ``None`` (short row) reads as empty."""
+    value = raw.get(column)
+    return value.strip() if isinstance(value, str) else ""
+
+
+def decimal_or_none(raw: dict, column: str) -> Decimal | None:
+    """A non-negative finite number, or ``None`` for an empty cell; raise ``RowRejected``."""
+    cell = text(raw, column)
+    if not cell:
+        return None
+    try:
+        value = Decimal(cell)
+    except InvalidOperation:
+        raise RowRejected("bad number", f"{column} {cell!r} is not a number") from None
+    if not value.is_finite() or value < 0:
+        raise RowRejected("bad number", f"{column} {cell!r} is not a non-negative number")
+    return value
+
+
+def count_or_none(raw: dict, column: str) -> int | None:
+    """A whole number written as ``8`` or ``8.0``, or ``None`` for an empty cell."""
+    value = decimal_or_none(raw, column)
+    if value is None:
+        return None
+    if value != value.to_integral_value():
+        raise RowRejected("bad number", f"{column} {text(raw, column)!r} is not a whole number")
+    return int(value)

@@ -1,0 +1,271 @@
+"""SkyPilot catalog files (``catalogs/v8/<cloud>/vms.csv``) -> plain price rows.
+
+One row per instance type and region (AWS: and availability zone), prices in USD per
+instance-hour. The traps of these files (hardware/data/README.md) are met here:
+
+- ``GpuInfo`` is a Python literal, not JSON; memory in it is per GPU in MiB (AWS, Lambda), the
+  total across the GPUs in MiB (Vast), or per GPU in GB under a MiB name (Shadeform).
+- The GPU slug comes from ``AcceleratorName`` (never ``GpuInfo``'s name: AWS p4de) through the
+  alias table with the memory per GPU and the instance name.
+- Empty ``Price`` means no on-demand price; empty or zero ``SpotPrice`` means no spot price.
+- AWS repeats the region's on-demand price in every zone: it is kept once per region; spot is the
+  lowest zone's price, with that zone. A spot price that is exactly a tenth of on-demand is kept
+  and flagged as suspect.
+- Shadeform is a marketplace: the instance name's prefix names the host.
+"""
+
+import ast
+from collections import defaultdict
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+
+from .aliases import AliasTable
+from .common import (
+    ParseReport,
+    RowRejected,
+    count_or_none,
+    decimal_or_none,
+    file_sha256,
+    read_csv,
+    text,
+)
+
+MIB_PER_GIB = Decimal(1024)
+BYTES_PER_GIB = Decimal(2**30)
+REQUIRED_COLUMNS = (
+    "InstanceType",
+    "AcceleratorName",
+    "AcceleratorCount",
+    "vCPUs",
+    "MemoryGiB",
+    "GpuInfo",
+    "Price",
+    "SpotPrice",
+    "Region",
+)
+CLOUDS = ("aws", "lambda", "shadeform", "vast")
+TENTH = Decimal("0.1")
+# A spot price within this of on-demand / 10 counts as "a tenth" (the files round to 4 places).
+TENTH_TOLERANCE = Decimal("0.0001")
+
+
+@dataclass(frozen=True)
+class PriceRow:
+    """One observed price of an instance type in a region and billing model [USD/instance-hour]."""
+
+    provider: str
+    instance_type: str
+    gpu_slug: str
+    gpu_count: int
+    vcpus: Decimal | None
+    memory_gib: Decimal | None
+    host: str
+    region: str
+    zone: str
+    billing: str
+    usd_per_hour: Decimal
+    line_no: int
+    is_suspect: bool = False
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class _Line:
+    """A typed line of the file, before AWS zones are folded."""
+
+    line_no: int
+    instance_type: str
+    gpu_slug: str
+    gpu_count: int
+    vcpus: Decimal | None
+    memory_gib: Decimal | None
+    host: str
+    region: str
+    zone: str
+    on_demand: Decimal | None
+    spot: Decimal | None
+
+
+def gpu_memory_gib_per_gpu(cloud: str, gpu_info: dict, gpu_count: int) -> Decimal | None:
+    """GPU memory per GPU [GiB] from a ``GpuInfo`` literal, read the way each cloud writes it."""
+    gpus = gpu_info.get("Gpus") or [{}]
+    size = (gpus[0].get("MemoryInfo") or {}).get("SizeInMiB")
+    if size is None:
+        return None
+    size = Decimal(str(size))
+    if cloud == "shadeform":  # GB per GPU, in a field named MiB
+        return size * Decimal(10**9) / BYTES_PER_GIB
+    if cloud == "vast":  # MiB across all the instance's GPUs
+        return size / gpu_count / MIB_PER_GIB
+    return size / MIB_PER_GIB  # aws, lambda: MiB per GPU
+
+
+def _parse_gpu_info(cell: str) -> dict:
+    try:
+        value = ast.literal_eval(cell)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        raise RowRejected("bad GpuInfo", f"GpuInfo {cell[:60]!r} is not a Python literal") from None
+    if not isinstance(value, dict):
+        raise RowRejected("bad GpuInfo", "GpuInfo is not a mapping")
+    return value
+
+
+def _parse_line(cloud: str, line_no: int, raw: dict, aliases: AliasTable) -> _Line:
+    instance_type = text(raw, "InstanceType")
+    if not instance_type:
+        raise RowRejected("no instance type", "InstanceType is empty")
+    name = text(raw, "AcceleratorName")
+    gpu_count = count_or_none(raw, "AcceleratorCount")
+    if not name or not gpu_count:
+        raise RowRejected("no GPU", f"{instance_type} has no GPU")
+    region = text(raw, "Region")
+    if not region:
+        raise RowRejected("no region", f"{instance_type} has no region")
+    on_demand = decimal_or_none(raw, "Price")
+    spot = decimal_or_none(raw, "SpotPrice")
+    if on_demand == 0:  # no source in this format gives GPU time away: an empty price written as 0
+        raise RowRejected("zero on-demand price", f"{instance_type} in {region}: Price is 0")
+    if spot == 0:  # Vast writes 0.00 for "no spot price"
+        spot = None
+    gpu_info_cell = text(raw, "GpuInfo")
+    memory = None
+    if gpu_info_cell:
+        try:
+            memory = gpu_memory_gib_per_gpu(cloud, _parse_gpu_info(gpu_info_cell), gpu_count)
+        except (TypeError, AttributeError, ArithmeticError, ValueError) as exc:
+            if isinstance(exc, RowRejected):
+                raise
+            raise RowRejected("bad GpuInfo", f"GpuInfo has no usable memory: {exc}") from None
+    slug = aliases.resolve(name, memory, instance_type)
+    if on_demand is None and spot is None:
+        raise RowRejected(
+            "no price", f"{instance_type} in {region} has neither Price nor SpotPrice"
+        )
+    host = instance_type.split("_", 1)[0] if cloud == "shadeform" and "_" in instance_type else ""
+    return _Line(
+        line_no=line_no,
+        instance_type=instance_type,
+        gpu_slug=slug,
+        gpu_count=gpu_count,
+        vcpus=decimal_or_none(raw, "vCPUs"),
+        memory_gib=decimal_or_none(raw, "MemoryGiB"),
+        host=host,
+        region=region,
+        zone=text(raw, "AvailabilityZone"),
+        on_demand=on_demand,
+        spot=spot,
+    )
+
+
+def parse_skypilot_vms(
+    path: Path, *, cloud: str, aliases: AliasTable, file_name: str | None = None
+) -> tuple[list[PriceRow], ParseReport]:
+    """Parse one SkyPilot ``vms.csv`` of ``cloud``; raise ``SourceError`` on a broken table.
+
+    Returns the price rows (on-demand once per instance type and region; spot as the lowest
+    zone's) and the report of rows read, accepted and rejected with file, line and reason.
+    """
+    if cloud not in CLOUDS:
+        raise ValueError(f"unknown SkyPilot cloud {cloud!r}")
+    report = ParseReport(file_name=file_name or path.name, sha256=file_sha256(path))
+    _, records = read_csv(path, REQUIRED_COLUMNS)
+    groups: dict[tuple[str, str], list[_Line]] = defaultdict(list)
+    for line_no, raw in records:
+        report.rows_read += 1
+        try:
+            line = _parse_line(cloud, line_no, raw, aliases)
+        except RowRejected as exc:
+            report.reject(line_no, exc)
+            continue
+        groups[(line.instance_type, line.region)].append(line)
+
+    rows: list[PriceRow] = []
+    offers: dict[str, _Line] = {}
+    for (instance_type, region), lines in groups.items():
+        first = offers.setdefault(instance_type, lines[0])
+        kept = []
+        for line in lines:
+            if (line.gpu_slug, line.gpu_count) != (first.gpu_slug, first.gpu_count):
+                report.reject(
+                    line.line_no,
+                    RowRejected(
+                        "conflicting offer",
+                        f"{instance_type} is {line.gpu_count}x {line.gpu_slug} here but "
+                        f"{first.gpu_count}x {first.gpu_slug} on line {first.line_no}",
+                    ),
+                )
+            else:
+                kept.append(line)
+        if not kept:
+            continue
+        rows.extend(_fold(cloud, first, region, kept, report))
+    report.rows_accepted = report.rows_read - len({r.line_no for r in report.rejections})
+    return rows, report
+
+
+def _fold(
+    cloud: str, offer: _Line, region: str, lines: list[_Line], report: ParseReport
+) -> list[PriceRow]:
+    """The prices of one instance type in one region, from its line (or its zones' lines)."""
+
+    def row(billing: str, usd: Decimal, line_no: int, zone="", note="", suspect=False) -> PriceRow:
+        return PriceRow(
+            provider=cloud,
+            instance_type=offer.instance_type,
+            gpu_slug=offer.gpu_slug,
+            gpu_count=offer.gpu_count,
+            vcpus=offer.vcpus,
+            memory_gib=offer.memory_gib,
+            host=offer.host,
+            region=region,
+            zone=zone,
+            billing=billing,
+            usd_per_hour=usd,
+            line_no=line_no,
+            is_suspect=suspect,
+            note=note,
+        )
+
+    out: list[PriceRow] = []
+    if len(lines) > 1 and not all(line.zone for line in lines):
+        stated = {(line.on_demand, line.spot) for line in lines}
+        if len(stated) > 1:
+            for line in lines:
+                report.reject(
+                    line.line_no,
+                    RowRejected(
+                        "conflicting duplicate rows",
+                        f"{offer.instance_type} in {region} appears {len(lines)} times "
+                        "with different prices",
+                    ),
+                )
+            return out
+        lines = lines[:1]
+    on_demand_lines = [line for line in lines if line.on_demand is not None]
+    on_demand = None
+    if on_demand_lines:
+        stated = {line.on_demand for line in on_demand_lines}
+        if len(stated) > 1:
+            for line in on_demand_lines:
+                report.reject(
+                    line.line_no,
+                    RowRejected(
+                        "conflicting on-demand price",
+                        f"{offer.instance_type} in {region}: on-demand "
+                        f"{', '.join(sorted(map(str, stated)))} in one region",
+                    ),
+                )
+        else:
+            on_demand = on_demand_lines[0].on_demand
+            out.append(row("on_demand", on_demand, on_demand_lines[0].line_no))
+    spot_lines = [line for line in lines if line.spot is not None]
+    if spot_lines:
+        lowest = min(spot_lines, key=lambda line: (line.spot, line.zone))
+        note, suspect = "", False
+        if on_demand is not None and abs(lowest.spot - on_demand * TENTH) <= TENTH_TOLERANCE:
+            note, suspect = f"spot is a tenth of on-demand {on_demand}: suspect", True
+        elif on_demand is not None and lowest.spot > on_demand:
+            note = f"spot above on-demand {on_demand} through the source's rounding"
+        out.append(row("spot", lowest.spot, lowest.line_no, lowest.zone, note, suspect))
+    return out

@@ -1,0 +1,241 @@
+"""The price-source parsers: plain rows from files, every trap of the data README met."""
+
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from hardware.gpu_table import read_gpu_table
+from hardware.management.commands.load_catalog import SKYPILOT_DIR
+from hardware.sources.aliases import read_aliases
+from hardware.sources.common import SourceError
+from hardware.sources.egress import parse_egress_tiers
+from hardware.sources.skypilot import parse_skypilot_vms
+
+HEADER = (
+    "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region"
+)
+
+
+@pytest.fixture(scope="module")
+def aliases():
+    return read_aliases(known_slugs={row.slug for row in read_gpu_table()})
+
+
+def parse(cloud, aliases, path=None):
+    return parse_skypilot_vms(path or SKYPILOT_DIR / f"{cloud}.csv", cloud=cloud, aliases=aliases)
+
+
+def write(tmp_path: Path, name: str, *lines: str, newline="\n") -> Path:
+    path = tmp_path / name
+    path.write_bytes(newline.join(lines).encode() + newline.encode())
+    return path
+
+
+def test_alias_table_names_only_slugs_of_the_gpu_table(aliases):
+    slugs = {row.slug for row in read_gpu_table()}
+    assert aliases.aliases and {a.slug for a in aliases.aliases} <= slugs
+
+
+def test_alias_row_naming_a_slug_outside_the_gpu_table_breaks_the_table(tmp_path):
+    path = write(
+        tmp_path,
+        "aliases.csv",
+        "source,accelerator_name,memory_gib_per_gpu,instance_name_contains,slug,note",
+        "skypilot,H100,,,h100-sxm,",
+        "skypilot,X9,,,no-such-gpu,",
+    )
+    with pytest.raises(SourceError, match=r"aliases.csv:3: slug 'no-such-gpu'"):
+        read_aliases(path, known_slugs={row.slug for row in read_gpu_table()})
+
+
+def test_a100_40_gb_with_pcie_in_the_instance_name_is_the_pcie_40_gb_card(aliases):
+    assert aliases.resolve("A100", Decimal(40), "1x-A100_PCIE-32-65536") == "a100-pcie-40gb"
+
+
+def test_a100_without_pcie_is_sxm_by_its_memory(aliases):
+    assert aliases.resolve("A100", Decimal(40), "gpu_1x_a100") == "a100-sxm-40gb"
+    assert aliases.resolve("A100", Decimal("79.6"), "1x-A100_SXM4") == "a100-sxm-80gb"
+
+
+def test_nvlink_in_an_instance_name_is_not_the_h100_nvl_card(aliases):
+    assert aliases.resolve("H100", Decimal(80), "nebius_H100-sxm5x8-NVLINK") == "h100-sxm"
+    assert aliases.resolve("H100", Decimal("93.6"), "1x-H100_NVL-32-65536") == "h100-nvl"
+
+
+def test_a_known_name_with_memory_no_row_allows_is_unknown_not_guessed(aliases):
+    from hardware.sources.common import RowRejected
+
+    with pytest.raises(RowRejected, match="matches no row") as info:
+        aliases.resolve("A100", Decimal(60), "x")
+    assert info.value.reason == "unknown GPU name"
+
+
+def test_unknown_gpu_name_is_reported_with_file_and_line(tmp_path, aliases):
+    gpu_info = "\"{'Gpus': [{'Name': 'X', 'Count': 1, 'MemoryInfo': {'SizeInMiB': 24576}}]}\""
+    path = write(
+        tmp_path,
+        "vast.csv",
+        HEADER,
+        "1x-H200-32-65536,H200,1,32,64.0,\"{'Gpus': [{'Name': 'H200', 'Count': 1, 'MemoryInfo': {'SizeInMiB': 143771}}]}\",2.82,0.00,\"Texas, US, NA\"",
+        f'1x-RTX_9999-32-65536,RTX9999,1,32,64.0,{gpu_info},0.40,0.00,"Texas, US, NA"',
+    )
+    rows, report = parse("vast", aliases, path)
+    assert [r.instance_type for r in rows] == ["1x-H200-32-65536"]
+    assert report.rows_read == 2 and report.rows_accepted == 1
+    (rejection,) = report.rejections
+    assert (rejection.file_name, rejection.line_no, rejection.reason) == (
+        "vast.csv",
+        3,
+        "unknown GPU name",
+    )
+    assert "RTX9999" in str(rejection) and str(rejection).startswith("vast.csv:3:")
+
+
+def test_vast_memory_is_the_total_of_the_instance_so_2x_a100_sxm4_is_the_40_gb_card(aliases):
+    rows, _ = parse("vast", aliases)
+    two = {r.gpu_slug for r in rows if r.instance_type == "2x-A100_SXM4-32-65536"}
+    assert two == {"a100-sxm-40gb"}
+    v100 = {r.gpu_slug for r in rows if r.instance_type == "2x-Tesla_V100-32-65536"}
+    assert v100 == {"v100-sxm2-16gb"}
+
+
+def test_vast_zero_spot_price_means_no_spot_price_and_regions_keep_their_text(aliases):
+    rows, report = parse("vast", aliases)
+    assert {r.billing for r in rows} == {"on_demand"}
+    regions = {r.region for r in rows}
+    assert ", US, NA" in regions and "Oklahoma, US, NA" in regions
+    assert report.rows_read == 63
+
+
+def test_vast_region_with_a_non_ascii_city_is_kept_as_written(tmp_path, aliases):
+    info = "\"{'Gpus': [{'Name': 'H200', 'Count': 1, 'MemoryInfo': {'SizeInMiB': 143771}}]}\""
+    path = write(
+        tmp_path,
+        "vast.csv",
+        HEADER,
+        f'1x-H200-32-65536,H200,1,32,64.0,{info},2.82,0.00,"Hafnarfjarðarkaupstaður, IS, EU"',
+        newline="\r\n",
+    )
+    (row,), _ = parse("vast", aliases, path)
+    assert row.region == "Hafnarfjarðarkaupstaður, IS, EU"
+    assert row.usd_per_hour == Decimal("2.82") and row.gpu_slug == "h200"
+
+
+def test_shadeform_host_is_the_instance_name_prefix_and_memory_is_gb(aliases):
+    rows, _ = parse("shadeform", aliases)
+    by_name = {r.instance_type: r for r in rows}
+    assert by_name["lambdalabs_H100-sxm5x8"].host == "lambdalabs"
+    assert by_name["nebius_H100-sxm5x8-NVLINK"].host == "nebius"
+    assert by_name["denvr_A100-sxm4"].gpu_slug == "a100-sxm-40gb"
+    assert by_name["paperspace_V100-32GB"].gpu_slug == "v100-sxm2-32gb"
+    assert all(r.host for r in rows)
+
+
+def test_lambda_cpu_instances_are_skipped_as_having_no_gpu(aliases):
+    rows, report = parse("lambda", aliases)
+    assert report.rejected_by_reason == {"no GPU": 17}
+    assert not any(r.instance_type.startswith("cpu_") for r in rows)
+    assert len(rows) == 340 and {r.billing for r in rows} == {"on_demand"}
+
+
+def test_aws_zone_rows_fold_into_one_on_demand_and_the_lowest_zone_spot(aliases):
+    rows, report = parse("aws", aliases)
+    p5 = [r for r in rows if (r.instance_type, r.region) == ("p5.48xlarge", "us-east-1")]
+    assert sorted((r.billing, r.usd_per_hour, r.zone) for r in p5) == [
+        ("on_demand", Decimal("55.04"), ""),
+        ("spot", Decimal("14.246"), "use1-az5"),
+    ]
+    assert report.rejected_by_reason == {"no price": 4}
+
+
+def test_aws_p5e_without_on_demand_keeps_its_spot_price_only(aliases):
+    rows, _ = parse("aws", aliases)
+    p5e = [r for r in rows if r.instance_type == "p5e.48xlarge"]
+    assert p5e and {r.billing for r in p5e} == {"spot"}
+
+
+def test_aws_spot_exactly_a_tenth_of_on_demand_is_kept_and_flagged(aliases):
+    rows, _ = parse("aws", aliases)
+    flagged = {(r.instance_type, r.region, r.usd_per_hour) for r in rows if r.is_suspect}
+    assert ("p5.48xlarge", "ap-southeast-3", Decimal("7.595500")) in flagged
+    assert ("p5en.48xlarge", "ap-southeast-3", Decimal("8.734800")) in flagged
+    assert all(r.billing == "spot" for r in rows if r.is_suspect)
+    assert len(flagged) == 4
+
+
+def test_aws_spot_a_hair_above_on_demand_is_kept_unflagged(tmp_path, aliases):
+    header = HEADER + ",AvailabilityZone,Arch"
+    info = "\"{'Gpus': [{'Name': 'V100', 'Count': 8, 'MemoryInfo': {'SizeInMiB': 16384}}]}\""
+    path = write(
+        tmp_path,
+        "aws.csv",
+        header,
+        f"p3.16xlarge,V100,8.0,64.0,488.0,{info},27.43298,27.433,us-east-1,use1-az1,x86_64",
+    )
+    rows, _ = parse("aws", aliases, path)
+    spot = next(r for r in rows if r.billing == "spot")
+    assert spot.usd_per_hour == Decimal("27.433") and not spot.is_suspect
+    assert "above on-demand" in spot.note
+
+
+def test_a_row_with_a_bad_number_is_rejected_alone(tmp_path, aliases):
+    info = "\"{'Gpus': [{'Name': 'H200', 'Count': 1, 'MemoryInfo': {'SizeInMiB': 143771}}]}\""
+    path = write(
+        tmp_path,
+        "vast.csv",
+        HEADER,
+        f'1x-H200-32-65536,H200,1,32,64.0,{info},2.8x,0.00,"Texas, US, NA"',
+        f'1x-H200-32-65536,H200,1,32,64.0,{info},-1,0.00,"Ohio, US, NA"',
+        f'1x-H200-32-65536,H200,1,32,64.0,{info},2.82,0.00,"Michigan, US, NA"',
+    )
+    rows, report = parse("vast", aliases, path)
+    assert [r.region for r in rows] == ["Michigan, US, NA"]
+    assert report.rejected_by_reason == {"bad number": 2}
+    assert [r.line_no for r in report.rejections] == [2, 3]
+
+
+def test_a_file_without_a_required_column_is_a_broken_table_naming_the_file(tmp_path, aliases):
+    path = write(tmp_path, "lambda.csv", "InstanceType,AcceleratorName,Region", "a,b,c")
+    with pytest.raises(SourceError, match=r"lambda.csv: missing column\(s\) AcceleratorCount"):
+        parse("lambda", aliases, path)
+
+
+def test_an_unreadable_file_is_a_broken_table_naming_the_file(tmp_path, aliases):
+    path = tmp_path / "aws.csv"
+    path.write_bytes(b"\xff\xfe\x00garbage")
+    with pytest.raises(SourceError, match="aws.csv"):
+        parse("aws", aliases, path)
+    with pytest.raises(SourceError, match="missing.csv"):
+        parse("aws", aliases, tmp_path / "missing.csv")
+
+
+def test_egress_tiers_resolve_same_source_and_keep_stated_zero_prices():
+    from hardware.management.commands.load_catalog import EGRESS_PATH
+
+    rows, report = parse_egress_tiers(EGRESS_PATH)
+    assert report.rows_read == 16 and not report.rejections
+    aws = [r for r in rows if r.provider == "aws"]
+    assert [(r.up_to_tb, r.usd_per_gb) for r in aws] == [
+        (Decimal("0.1"), Decimal("0")),
+        (Decimal("10"), Decimal("0.09")),
+        (Decimal("50"), Decimal("0.085")),
+        (Decimal("150"), Decimal("0.07")),
+        (None, Decimal("0.05")),
+    ]
+    assert all(r.source and r.source != "same" for r in rows)
+
+
+def test_egress_tiers_out_of_order_are_rejected_for_that_provider(tmp_path):
+    path = write(
+        tmp_path,
+        "egress.csv",
+        "provider,up_to_tb,usd_per_gb,scope,source,observed",
+        "aws,10,0.09,,x,2025",
+        "aws,5,0.08,,x,2025",
+        "aws,,0.05,,x,2025",
+        "lambda,,0,,y,2025",
+    )
+    rows, report = parse_egress_tiers(path)
+    assert [r.provider for r in rows] == ["lambda"]
+    assert report.rejected_by_reason == {"tiers out of order": 3}
