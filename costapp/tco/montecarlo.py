@@ -1,0 +1,383 @@
+"""Monte Carlo uncertainty: the `simulation` section of scenario-format.md.
+
+Each path draws every distribution of the simulation once (the value holds for all its months) and
+every option is costed on that same future by :func:`costapp.tco.core.plan_cost`. Paths come in
+blocks of :data:`BLOCK_PATHS`; block ``b`` holds paths ``b * BLOCK_PATHS … (b + 1) * BLOCK_PATHS - 1``
+(the last block may be partial).
+
+Random streams
+--------------
+Every (block, distribution) pair has its own stream, a child of the block's ``SeedSequence``::
+
+    np.random.SeedSequence([seed, block_index]).spawn(len(DISTRIBUTIONS))[k]
+
+built directly as ``SeedSequence(entropy=[seed, block_index], spawn_key=(k,))`` (the same object),
+where ``k`` is the distribution's fixed position in :data:`DISTRIBUTIONS`. A stream feeds a
+``Generator(PCG64(...))`` that always draws a full block of :data:`BLOCK_PATHS` values, of which a
+partial last block keeps the first ones. So a path's future depends only on the seed, its own index
+and its own distribution: never on how paths are grouped into workers, on the number of paths, or
+on which other distributions the document gives.
+
+Splitting a run
+---------------
+:func:`blocks_compute` costs any set of blocks; :func:`blocks_merge` puts the results of any
+grouping back together (sorted by block index) and summarises them, so a run split among workers
+equals :func:`run` in one process bit for bit. Every block is costed by its own ``plan_cost`` call
+on exactly :data:`BLOCK_PATHS` (or, last block, the remaining) paths, so a block's numbers never
+depend on what else is computed with it.
+
+Units: money in USD, ``*_usd`` arrays are nominal totals or NPVs per path; months index ``0 … H``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .core import Futures, Plan, plan_cost
+
+BLOCK_PATHS = 1000
+"""Paths per block; each block has its own random streams."""
+
+CUMULATIVE_PATHS = 10_000
+"""Only the first ``min(paths, CUMULATIVE_PATHS)`` paths keep their months (for the fan charts)."""
+
+PERCENTILES = (10.0, 50.0, 90.0)
+"""The percentiles reported, linear interpolation (numpy's default method)."""
+
+DISTRIBUTIONS: tuple[str, ...] = (
+    "demand_multiplier",
+    "cloud_price_change_per_year",
+    "usd_per_kwh_multiplier",
+    "interruption_overhead",
+)
+"""The uncertain inputs, in the fixed order that numbers their random streams."""
+
+CLIP_LOW: Mapping[str, float] = {
+    "demand_multiplier": 0.0,
+    "cloud_price_change_per_year": -0.99,
+    "usd_per_kwh_multiplier": 0.0,
+    "interruption_overhead": 0.0,
+}
+"""Lower bound each drawn value is clipped to (the contract's "clipped at ≥ …")."""
+
+
+# --------------------------------------------------------------------------------------------
+# Blocks and draws
+# --------------------------------------------------------------------------------------------
+
+
+def block_count(paths: int) -> int:
+    """Number of blocks holding ``paths`` paths (the last one possibly partial)."""
+    if paths < 0:
+        raise ValueError(f"paths must be >= 0, got {paths}")
+    return -(-paths // BLOCK_PATHS)
+
+
+def block_size(paths: int, block_index: int) -> int:
+    """Paths in block ``block_index`` of a run of ``paths`` paths."""
+    if not 0 <= block_index < block_count(paths):
+        raise ValueError(f"block {block_index} is outside a run of {paths} paths")
+    return min(BLOCK_PATHS, paths - block_index * BLOCK_PATHS)
+
+
+def block_stream(seed: int, block_index: int, distribution: str) -> np.random.Generator:
+    """The random stream of one distribution in one block.
+
+    ``SeedSequence(entropy=[seed, block_index], spawn_key=(k,))`` is the ``k``-th child of
+    ``SeedSequence([seed, block_index])`` (``k`` = position in :data:`DISTRIBUTIONS`).
+    """
+    k = DISTRIBUTIONS.index(distribution)
+    sequence = np.random.SeedSequence(entropy=[int(seed), int(block_index)], spawn_key=(k,))
+    return np.random.Generator(np.random.PCG64(sequence))
+
+
+def draw(spec: Mapping[str, Any], rng: np.random.Generator, n: int) -> np.ndarray:
+    """``n`` draws of one distribution, float64 array of shape ``(n,)``, before clipping.
+
+    ``spec`` is ``{"dist": "triangular", "low", "mode", "high"}``, ``{"dist": "normal", "mean",
+    "sd"}`` or ``{"dist": "uniform", "low", "high"}``, in the unit of the input it describes. A
+    distribution with zero spread gives exactly its value on every path (numpy's triangular would
+    reject ``low == high``).
+    """
+    kind = spec["dist"]
+    if kind == "triangular":
+        low, mode, high = float(spec["low"]), float(spec["mode"]), float(spec["high"])
+        if not low <= mode <= high:
+            raise ValueError(f"triangular needs low <= mode <= high, got {low}, {mode}, {high}")
+        if low == high:
+            return np.full(n, low)
+        return rng.triangular(low, mode, high, size=n)
+    if kind == "normal":
+        mean, sd = float(spec["mean"]), float(spec["sd"])
+        if sd < 0:
+            raise ValueError(f"normal needs sd >= 0, got {sd}")
+        if sd == 0:
+            return np.full(n, mean)
+        return rng.normal(mean, sd, size=n)
+    if kind == "uniform":
+        low, high = float(spec["low"]), float(spec["high"])
+        if not low <= high:
+            raise ValueError(f"uniform needs low <= high, got {low}, {high}")
+        if low == high:
+            return np.full(n, low)
+        return rng.uniform(low, high, size=n)
+    raise ValueError(f"unknown distribution {kind!r}")
+
+
+def block_draws(simulation: Mapping[str, Any], block_index: int) -> dict[str, np.ndarray]:
+    """The clipped per-path values of block ``block_index``: distribution name → ``(n,)`` array.
+
+    Only the distributions the simulation gives are present. ``n`` is the block's size in a run of
+    ``simulation["paths"]`` paths; the values are the first ``n`` of a full block's draws.
+    """
+    paths = int(simulation.get("paths", 0))
+    seed = int(simulation.get("seed", 0))
+    n = block_size(paths, block_index)
+    values: dict[str, np.ndarray] = {}
+    for name in DISTRIBUTIONS:
+        spec = simulation.get(name)
+        if spec is None:
+            continue
+        drawn = draw(spec, block_stream(seed, block_index, name), BLOCK_PATHS)[:n]
+        values[name] = np.maximum(drawn, CLIP_LOW[name])
+    return values
+
+
+def block_futures(simulation: Mapping[str, Any], block_index: int) -> Futures:
+    """The :class:`Futures` of one block (``None`` where the document's own value holds)."""
+    values = block_draws(simulation, block_index)
+    return Futures(**{name: values.get(name) for name in DISTRIBUTIONS})
+
+
+# --------------------------------------------------------------------------------------------
+# Computing and merging blocks
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class BlockResults:
+    """Per-path results of a set of blocks, in ascending block order.
+
+    Attributes
+    ----------
+    block_indices : the blocks, ascending, each once.
+    block_paths : paths in each of those blocks.
+    total_usd : (O, n) nominal total per option and path [USD], ``n = sum(block_paths)``.
+    npv_usd : (O, n) discounted total per option and path [USD].
+    feasible : (O, n) bool, True where the option has no shortfall on the path.
+    cumulative_usd : (O, H + 1, k) running sum of the monthly cost [USD] of those paths whose
+        index in the run is below :data:`CUMULATIVE_PATHS` (``k`` of them, in path order). Months
+        come before paths so that each month's percentiles run over a contiguous row.
+    """
+
+    block_indices: tuple[int, ...]
+    block_paths: tuple[int, ...]
+    total_usd: np.ndarray
+    npv_usd: np.ndarray
+    feasible: np.ndarray
+    cumulative_usd: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class Summary:
+    """The statistics of a whole run.
+
+    Attributes
+    ----------
+    paths : number of paths.
+    p10_usd, p50_usd, p90_usd : (O,) percentiles of ``total_usd`` over all paths [USD].
+    cumulative_p10_usd, cumulative_p50_usd, cumulative_p90_usd : (O, H + 1) percentiles of the
+        cumulative cost per month over the first ``min(paths, CUMULATIVE_PATHS)`` paths [USD].
+    probability_cheapest : (O,) share of paths on which the option has the lowest NPV among the
+        options without shortfall on that path (ties to the first option) [fraction].
+    """
+
+    paths: int
+    p10_usd: np.ndarray
+    p50_usd: np.ndarray
+    p90_usd: np.ndarray
+    cumulative_p10_usd: np.ndarray
+    cumulative_p50_usd: np.ndarray
+    cumulative_p90_usd: np.ndarray
+    probability_cheapest: np.ndarray
+
+
+def _kept_paths(block_index: int, n: int) -> int:
+    """How many of block ``block_index``'s ``n`` paths keep their months (index < 10 000)."""
+    return min(n, max(0, CUMULATIVE_PATHS - block_index * BLOCK_PATHS))
+
+
+def blocks_compute(
+    plan: Plan, simulation: Mapping[str, Any], block_indices: Iterable[int]
+) -> BlockResults:
+    """Cost the paths of the given blocks of the run described by ``simulation``.
+
+    ``block_indices`` may come in any order and must not repeat; the result is in ascending block
+    order. Each block is costed by its own ``plan_cost`` call on its own paths, so its numbers
+    are the same whatever other blocks are computed with it.
+    """
+    indices = sorted(int(b) for b in block_indices)
+    if len(set(indices)) != len(indices):
+        raise ValueError(f"block indices repeat: {indices}")
+    paths = int(simulation.get("paths", 0))
+    sizes = [block_size(paths, b) for b in indices]
+    kept = [_kept_paths(b, n) for b, n in zip(indices, sizes, strict=True)]
+    n_options = len(plan.options)
+    months = plan.horizon_months + 1
+    total = np.empty((n_options, sum(sizes)))
+    npv = np.empty((n_options, sum(sizes)))
+    feasible = np.empty((n_options, sum(sizes)), dtype=bool)
+    cumulative = np.empty((n_options, months, sum(kept)))
+    start = 0
+    cumulative_start = 0
+    for b, n, keep in zip(indices, sizes, kept, strict=True):
+        costs = plan_cost(plan, block_futures(simulation, b), n)
+        total[:, start : start + n] = costs.total_usd
+        npv[:, start : start + n] = costs.npv_usd
+        feasible[:, start : start + n] = ~(costs.shortfall_gpu_hours > 0.0)
+        if keep:
+            np.cumsum(
+                np.swapaxes(costs.monthly_usd[:, :keep, :], 1, 2),
+                axis=1,
+                out=cumulative[:, :, cumulative_start : cumulative_start + keep],
+            )
+        start += n
+        cumulative_start += keep
+    return BlockResults(
+        block_indices=tuple(indices),
+        block_paths=tuple(sizes),
+        total_usd=total,
+        npv_usd=npv,
+        feasible=feasible,
+        cumulative_usd=cumulative,
+    )
+
+
+def blocks_merge(results: Sequence[BlockResults]) -> Summary:
+    """Merge the block results of a whole run (any grouping, any order) and summarise them.
+
+    The blocks together must be ``0 … B - 1``, each exactly once, all full but the last. The
+    merge puts them in block order, so every grouping gives the same arrays and the same
+    :class:`Summary` bit for bit. ``results`` are left unchanged.
+    """
+    arrays, owned = _merged_arrays(results)
+    return summarize(*arrays, overwrite_input=owned)
+
+
+def _merged_arrays(
+    results: Sequence[BlockResults],
+) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], bool]:
+    """The run's ``(total_usd, npv_usd, feasible, cumulative_usd)`` in block order, and whether
+    they are new arrays (True) or those of the single result given (False)."""
+    pieces: list[tuple[int, int, BlockResults, int, int]] = []
+    for result in results:
+        start = 0
+        cumulative_start = 0
+        for b, n in zip(result.block_indices, result.block_paths, strict=True):
+            pieces.append((b, n, result, start, cumulative_start))
+            start += n
+            cumulative_start += _kept_paths(b, n)
+    if not pieces:
+        raise ValueError("no blocks to merge")
+    pieces.sort(key=lambda piece: piece[0])
+    indices = [piece[0] for piece in pieces]
+    if indices != list(range(len(pieces))):
+        raise ValueError(f"blocks must be 0 … {len(pieces) - 1}, each once; got {indices}")
+    sizes = [piece[1] for piece in pieces]
+    if any(n != BLOCK_PATHS for n in sizes[:-1]) or not 0 < sizes[-1] <= BLOCK_PATHS:
+        raise ValueError(f"every block but the last must hold {BLOCK_PATHS} paths; got {sizes}")
+    if len(results) == 1:
+        # One result holding every block, in order: its arrays are the run's arrays.
+        only = results[0]
+        return (only.total_usd, only.npv_usd, only.feasible, only.cumulative_usd), False
+    total = np.concatenate([r.total_usd[:, s : s + n] for _, n, r, s, _ in pieces], axis=1)
+    npv = np.concatenate([r.npv_usd[:, s : s + n] for _, n, r, s, _ in pieces], axis=1)
+    feasible = np.concatenate([r.feasible[:, s : s + n] for _, n, r, s, _ in pieces], axis=1)
+    cumulative = np.concatenate(
+        [
+            r.cumulative_usd[:, :, c : c + _kept_paths(b, n)]
+            for b, n, r, _, c in pieces
+            if _kept_paths(b, n)
+        ],
+        axis=2,
+    )
+    return (total, npv, feasible, cumulative), True
+
+
+def summarize(
+    total_usd: np.ndarray,
+    npv_usd: np.ndarray,
+    feasible: np.ndarray,
+    cumulative_usd: np.ndarray,
+    *,
+    overwrite_input: bool = False,
+) -> Summary:
+    """Statistics of the per-path results of a whole run (arrays as in :class:`BlockResults`).
+
+    Percentiles use linear interpolation (numpy's default method); ``probability_cheapest``
+    counts, per path, the option with the lowest NPV among the feasible ones (``argmin`` picks
+    the first on a tie); a path with no feasible option counts for none. With
+    ``overwrite_input`` the percentiles may reorder ``total_usd`` and ``cumulative_usd`` along the
+    path axis instead of copying them (same values, less memory traffic).
+    """
+    n_options, paths = total_usd.shape
+    if paths == 0:
+        raise ValueError("no paths to summarise")
+    p10, p50, p90 = np.percentile(total_usd, PERCENTILES, axis=1, overwrite_input=overwrite_input)
+    c10, c50, c90 = np.percentile(
+        cumulative_usd, PERCENTILES, axis=2, overwrite_input=overwrite_input
+    )
+    winner = np.argmin(np.where(feasible, npv_usd, np.inf), axis=0)
+    counts = np.bincount(winner[feasible.any(axis=0)], minlength=n_options)
+    return Summary(
+        paths=paths,
+        p10_usd=p10,
+        p50_usd=p50,
+        p90_usd=p90,
+        cumulative_p10_usd=c10,
+        cumulative_p50_usd=c50,
+        cumulative_p90_usd=c90,
+        probability_cheapest=counts / paths,
+    )
+
+
+def run(plan: Plan, simulation: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """The whole simulation in one process: option name → its uncertainty fields.
+
+    Each option gets ``p10_usd``, ``p50_usd``, ``p90_usd`` [USD], ``cumulative_p10_usd``,
+    ``cumulative_p50_usd``, ``cumulative_p90_usd`` (``H + 1`` floats each) [USD] and
+    ``probability_cheapest`` [fraction], as plain Python numbers.
+    """
+    paths = int(simulation.get("paths", 0))
+    if paths <= 0:
+        raise ValueError("a simulation needs paths > 0")
+    results = blocks_compute(plan, simulation, range(block_count(paths)))
+    # The arrays are this function's own: the percentiles may reorder them in place.
+    summary = summarize(
+        results.total_usd,
+        results.npv_usd,
+        results.feasible,
+        results.cumulative_usd,
+        overwrite_input=True,
+    )
+    return summary_fields(plan, summary)
+
+
+def summary_fields(plan: Plan, summary: Summary) -> dict[str, dict[str, Any]]:
+    """The result document's per-option uncertainty fields from a :class:`Summary`."""
+    fields: dict[str, dict[str, Any]] = {}
+    for o, name in enumerate(plan.option_names):
+        fields[name] = {
+            "p10_usd": float(summary.p10_usd[o]),
+            "p50_usd": float(summary.p50_usd[o]),
+            "p90_usd": float(summary.p90_usd[o]),
+            "cumulative_p10_usd": summary.cumulative_p10_usd[o].tolist(),
+            "cumulative_p50_usd": summary.cumulative_p50_usd[o].tolist(),
+            "cumulative_p90_usd": summary.cumulative_p90_usd[o].tolist(),
+            "probability_cheapest": float(summary.probability_cheapest[o]),
+        }
+    return fields
