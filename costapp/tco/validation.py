@@ -918,4 +918,4 @@ def _elsewhere(names: Iterable[str], where: str) -> dict[str, str]:
 
 def _a(noun: str) -> str:
     """``noun`` with its indefinite article: "a steady workload", "an on_prem option"."""
-    return ("an " if noun[0] in "aeiou" else "a ") + noun
+    return ("an " if noun[0] in "aeio" else "a ") + noun
