@@ -1,0 +1,128 @@
+"""Admin for the catalog: every model with search and filters.
+
+Prices, egress tiers and quotes keep a history of every change (who, when, what), readable from
+each object's "History" page; hand edits made here are recorded with the signed-in user.
+"""
+
+from django.contrib import admin
+from simple_history.admin import SimpleHistoryAdmin
+
+from .models import (
+    DedicatedQuote,
+    EgressTier,
+    GpuModel,
+    InstanceOffer,
+    InstancePrice,
+    Provider,
+    PurchaseQuote,
+    Region,
+)
+
+
+@admin.register(GpuModel)
+class GpuModelAdmin(admin.ModelAdmin):
+    list_display = ("slug", "name", "vendor", "memory_gb", "bf16_dense_tflops", "tdp_w")
+    list_filter = ("vendor", "form_factor")
+    search_fields = ("slug", "name", "vendor")
+
+
+@admin.register(Provider)
+class ProviderAdmin(admin.ModelAdmin):
+    list_display = ("slug", "name", "kind", "website")
+    list_filter = ("kind",)
+    search_fields = ("slug", "name")
+
+
+@admin.register(Region)
+class RegionAdmin(admin.ModelAdmin):
+    list_display = ("code", "provider", "name")
+    list_filter = ("provider",)
+    list_select_related = ("provider",)
+    search_fields = ("code", "name", "provider__slug")
+
+
+@admin.register(InstanceOffer)
+class InstanceOfferAdmin(admin.ModelAdmin):
+    list_display = ("instance_type", "provider", "gpu", "gpu_count", "vcpus", "memory_gib", "host")
+    list_filter = ("provider", "gpu", "gpu_count")
+    list_select_related = ("provider", "gpu")
+    search_fields = ("instance_type", "host", "provider__slug", "gpu__slug", "gpu__name")
+    autocomplete_fields = ("gpu",)
+
+
+@admin.register(InstancePrice)
+class InstancePriceAdmin(SimpleHistoryAdmin):
+    list_display = (
+        "offer",
+        "region",
+        "billing",
+        "usd_per_hour",
+        "usd_per_gpu_hour",
+        "zone",
+        "first_seen",
+        "last_seen",
+        "is_suspect",
+    )
+    list_filter = (
+        "billing",
+        "offer__provider",
+        "offer__gpu",
+        "offer__gpu_count",
+        "is_suspect",
+        "first_seen",
+    )
+    list_select_related = ("offer", "offer__provider", "region")
+    search_fields = ("offer__instance_type", "region__code", "offer__provider__slug", "zone")
+    readonly_fields = ("usd_per_gpu_hour",)
+    raw_id_fields = ("offer", "region")
+    ordering = ("usd_per_gpu_hour",)
+    date_hierarchy = "first_seen"
+    history_list_display = ("usd_per_hour", "zone", "last_seen")
+
+
+@admin.register(EgressTier)
+class EgressTierAdmin(SimpleHistoryAdmin):
+    list_display = ("provider", "up_to_tb", "usd_per_gb", "scope", "observed")
+    list_filter = ("provider",)
+    list_select_related = ("provider",)
+    search_fields = ("provider__slug", "provider__name", "scope", "source")
+    history_list_display = ("up_to_tb", "usd_per_gb")
+
+
+@admin.register(DedicatedQuote)
+class DedicatedQuoteAdmin(SimpleHistoryAdmin):
+    list_display = (
+        "vendor",
+        "reference",
+        "gpu",
+        "gpus_per_server",
+        "usd_per_server_month",
+        "term_months",
+        "valid_until",
+        "status",
+        "is_demo",
+    )
+    list_filter = ("status", "is_demo", "gpu", "vendor")
+    list_select_related = ("gpu",)
+    search_fields = ("vendor", "reference", "server_description", "notes", "gpu__slug")
+    history_list_display = ("status", "usd_per_server_month")
+
+
+@admin.register(PurchaseQuote)
+class PurchaseQuoteAdmin(SimpleHistoryAdmin):
+    list_display = (
+        "vendor",
+        "reference",
+        "gpu",
+        "gpus_per_server",
+        "capex_usd_per_server",
+        "server_kw",
+        "lead_time_months",
+        "valid_until",
+        "status",
+        "is_demo",
+    )
+    list_filter = ("status", "is_demo", "gpu", "vendor")
+    list_select_related = ("gpu",)
+    search_fields = ("vendor", "reference", "server_description", "notes", "gpu__slug")
+    history_list_display = ("status", "capex_usd_per_server")
