@@ -6,6 +6,8 @@ that axis (length ``H + 1``) unless it says otherwise, so that costs can be adde
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -65,9 +67,11 @@ def discount_factors(discount_rate: float, horizon_months: int) -> Array:
 def level_payment_usd(principal_usd: float, apr: float, term_months: float) -> float:
     """Monthly annuity payment ``C · i / (1 − (1 + i) ** −n)``, ``i = apr / 12``; ``C / n`` at 0 [USD]."""
     i = apr / 12.0
-    if i == 0.0:
+    # 1 − (1 + i) ** −n, accurate for tiny rates
+    discount = -math.expm1(-term_months * math.log1p(i))
+    if i == 0.0 or discount == 0.0:
         return principal_usd / term_months
-    return principal_usd * i / (1.0 - (1.0 + i) ** (-term_months))
+    return principal_usd * i / discount
 
 
 def outstanding_principal_usd(
@@ -80,8 +84,9 @@ def outstanding_principal_usd(
     i = apr / 12.0
     if i == 0.0:
         return principal_usd - payment * paid_months
-    growth = (1.0 + i) ** paid_months
-    return principal_usd * growth - payment * (growth - 1.0) / i
+    # (1 + i) ** k and ((1 + i) ** k − 1) / i, accurate for tiny rates
+    growth_minus_one = math.expm1(paid_months * math.log1p(i))
+    return principal_usd * (1.0 + growth_minus_one) - payment * growth_minus_one / i
 
 
 def financing_schedule_usd(
