@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .demand import excess_gpu_hours
 from .finance import every_month, renewal_factor, term_starts, trend_factor
 
 Array = NDArray[np.float64]
@@ -63,7 +64,7 @@ def rented_compute_usd(
 
 def commitment_overflow_gpu_hours(busy_gpu_hours: Array, capacity_gpu_hours: float) -> Array:
     """Work beyond a commitment [GPU-h/month]: ``max(0, busy_o − committed_gpus × hours)``."""
-    return np.maximum(0.0, busy_gpu_hours - capacity_gpu_hours)
+    return excess_gpu_hours(busy_gpu_hours, capacity_gpu_hours)
 
 
 def committed_base_usd(

@@ -233,8 +233,9 @@ def _option_plan(
             capacity = committed * hours
             provisioned = committed
             on_demand = _optional_float(option.get("on_demand_usd_per_gpu_hour"))
-            if on_demand is None and bool(np.any(busy > capacity)):
-                month = int(np.argmax(busy > capacity)) + 1
+            overflow = dm.excess_gpu_hours(busy, capacity) > 0.0
+            if on_demand is None and bool(np.any(overflow)):
+                month = int(np.argmax(overflow)) + 1
                 raise _scenario_error(
                     f"options[{index}].on_demand_usd_per_gpu_hour",
                     f"the work ({busy[month - 1]:.6g} GPU-hours in month {month}) exceeds the "

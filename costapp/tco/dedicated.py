@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from .demand import excess_gpu_hours
 from .finance import at_month, every_month
 
 Array = NDArray[np.float64]
@@ -27,11 +28,6 @@ class DedicatedRates:
 def capacity_gpu_hours(servers: int, gpus_per_server: int, hours_per_month: float) -> float:
     """``servers × gpus_per_server × hours_per_month`` [GPU-h/month]."""
     return servers * gpus_per_server * hours_per_month
-
-
-def excess_gpu_hours(busy_gpu_hours: NDArray[np.float64], capacity: float) -> Array:
-    """Work beyond a fixed capacity [GPU-h/month]: ``max(0, busy_o − capacity)``."""
-    return np.maximum(0.0, busy_gpu_hours - capacity)
 
 
 def burst_or_shortfall(

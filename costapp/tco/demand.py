@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .finance import ceil_tolerant
+from .finance import CEIL_TOLERANCE, ceil_tolerant
 
 Array = NDArray[np.float64]
 GpuFigures = Mapping[str, float | None]
@@ -278,3 +278,13 @@ def sum_over(arrays: Sequence[Array], horizon_months: int) -> Array:
     for array in arrays:
         total = total + array
     return total
+
+
+def excess_gpu_hours(busy_gpu_hours: Array, capacity_gpu_hours: float) -> Array:
+    """Work beyond a fixed capacity [GPU-h/month]: ``max(0, busy_o − capacity)``.
+
+    An excess within float noise (``≤ 1e-9 · max(1, capacity)``, the tolerance of ``ceil``) counts
+    as none, so a fleet sized by a tolerant ``ceil`` is never short by a rounding error.
+    """
+    excess = np.asarray(busy_gpu_hours, dtype=np.float64) - capacity_gpu_hours
+    return np.where(excess > CEIL_TOLERANCE * max(1.0, abs(capacity_gpu_hours)), excess, 0.0)

@@ -12,7 +12,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .cloud import paths_column
-from .dedicated import burst_or_shortfall, capacity_gpu_hours, excess_gpu_hours
+from .dedicated import burst_or_shortfall, capacity_gpu_hours
+from .demand import excess_gpu_hours
 from .finance import at_month, every_month, financing_schedule_usd
 
 Array = NDArray[np.float64]

@@ -145,3 +145,13 @@ def test_kwh_multiplier_scales_power_only():
     )
     assert costs.breakdown_usd[0, 7, 1, 1] == pytest.approx(2 * costs.breakdown_usd[0, 7, 0, 1])
     assert costs.breakdown_usd[0, 9, 1, 1] == costs.breakdown_usd[0, 9, 0, 1] == 7
+
+
+def test_float_noise_beyond_the_capacity_is_not_shortfall():
+    from costapp.tco.demand import excess_gpu_hours
+
+    capacity = 6 * 730.0
+    assert list(excess_gpu_hours(np.array([capacity * (1 + 1e-15), capacity + 1.0]), capacity)) == [
+        0.0,
+        1.0,
+    ]
