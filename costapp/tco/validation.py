@@ -169,13 +169,15 @@ class _Checker:
         if spec.kind == "whole":
             if isinstance(value, bool) or not isinstance(value, numbers.Real):
                 return self.error(path, f"{prefix}must be a whole number")
-            if not isinstance(value, numbers.Integral):
+            try:
                 number = float(value)
-                if not math.isfinite(number):
-                    return self.error(path, f"{prefix}must be a finite number")
-                if not number.is_integer():
-                    return self.error(path, f"{prefix}must be a whole number")
-            whole = int(value)
+            except OverflowError:  # an int beyond any float: no cost can be computed with it
+                return self.error(path, f"{prefix}must be a finite number")
+            if not math.isfinite(number):
+                return self.error(path, f"{prefix}must be a finite number")
+            if not number.is_integer():
+                return self.error(path, f"{prefix}must be a whole number")
+            whole = int(value) if isinstance(value, numbers.Integral) else int(number)
             if not self.in_range(whole, spec, path, prefix):
                 return INVALID
             return whole

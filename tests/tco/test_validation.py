@@ -1484,3 +1484,69 @@ def test_any_fraction_in_a_whole_number_field_is_an_error(value):
     assert problems(dedicated(gpus_per_server=value)) == [
         ("options[0].gpus_per_server", "must be a whole number")
     ]
+
+
+# --- edges ------------------------------------------------------------------------------------
+
+
+def test_a_whole_number_too_large_for_any_float_is_an_error_not_a_crash():
+    assert problems(dedicated(servers=10**400)) == [
+        ("options[0].servers", "must be a finite number")
+    ]
+    assert problems(cloud(usd_per_gpu_hour=10**400)) == [
+        ("options[0].usd_per_gpu_hour", "must be a finite number")
+    ]
+
+
+def test_an_unknown_workload_type_reports_only_truly_unknown_fields():
+    workload = {"type": "batch", "name": "w", "gpus": 3, "mfu": 0.5, "colour": "red"}
+    assert problems(doc(workloads=[workload])) == [
+        ("workloads[0].type", "must be one of steady, training, inference"),
+        ("workloads[0].colour", "unknown field"),
+    ]
+
+
+def test_an_unknown_billing_reports_only_truly_unknown_fields():
+    option = {
+        "type": "cloud",
+        "name": "o",
+        "billing": "reserved",
+        "usd_per_gpu_hour": 1,
+        "term_months": 12,
+        "servers": 2,
+    }
+    assert problems(doc(options=[option])) == [
+        ("options[0].billing", "must be one of on_demand, committed, spot"),
+        ("options[0].servers", "does not apply to a cloud option"),
+    ]
+
+
+def test_catalog_tiers_that_break_the_tier_rules_are_reported_at_the_reference():
+    catalog = CatalogRefs(egress_providers={"odd": [{"up_to_tb": 10, "usd_per_gb": 0.09}]})
+    assert problems(cloud(egress_provider="odd"), catalog) == [
+        (
+            "options[0].egress_provider",
+            "the provider's tiers: tier 0's up_to_tb must be null: the last tier has no bound",
+        )
+    ]
+
+
+def test_an_offer_naming_a_gpu_missing_from_the_gpu_table_is_an_error_at_the_offer():
+    catalog = CatalogRefs(
+        offers={("x", "y", "z"): {"gpu": "h1000", "usd_per_gpu_hour": {"on_demand": 1.0}}}
+    )
+    offer = {"provider": "x", "instance": "y", "region": "z"}
+    assert problems(with_option(type="cloud", offer=offer), catalog) == [
+        ("options[0].offer", 'the offer names an unknown GPU "h1000"')
+    ]
+
+
+def test_without_a_catalog_a_quote_with_missing_fields_is_an_error_at_the_quote():
+    assert problems(with_option(type="on_prem", quote=9, gpu="mi300x", server_kw=8)) == [
+        ("options[0].quote", "cannot be resolved without the catalog: give capex_usd_per_server")
+    ]
+
+
+def test_a_document_given_as_a_python_dict_with_nan_is_rejected_with_the_path():
+    document = with_workload(utilization=float("nan"))
+    assert problems(document) == [("workloads[0].utilization", "must be a finite number")]
