@@ -328,9 +328,7 @@ def summarize(
     if paths == 0:
         raise ValueError("no paths to summarise")
     p10, p50, p90 = np.percentile(total_usd, PERCENTILES, axis=1, overwrite_input=overwrite_input)
-    c10, c50, c90 = np.percentile(
-        cumulative_usd, PERCENTILES, axis=2, overwrite_input=overwrite_input
-    )
+    c10, c50, c90 = row_percentiles(cumulative_usd, overwrite_input=overwrite_input)
     winner = np.argmin(np.where(feasible, npv_usd, np.inf), axis=0)
     counts = np.bincount(winner[feasible.any(axis=0)], minlength=n_options)
     return Summary(
@@ -343,6 +341,24 @@ def summarize(
         cumulative_p90_usd=c90,
         probability_cheapest=counts / paths,
     )
+
+
+def row_percentiles(values: np.ndarray, *, overwrite_input: bool = False) -> np.ndarray:
+    """:data:`PERCENTILES` of ``values`` along its last axis, shape ``(3, *values.shape[:-1])``.
+
+    Equal to ``np.percentile(values, PERCENTILES, axis=-1)`` bit for bit, faster where many rows
+    hold one value on every path (a fixed fee, month 0): such a row's percentiles are that value,
+    and only the other rows are partitioned.
+    """
+    rows = values.reshape(-1, values.shape[-1])
+    low = rows.min(axis=1)
+    varying = np.flatnonzero(low != rows.max(axis=1))
+    out = np.broadcast_to(low, (len(PERCENTILES), len(low))).copy()
+    if len(varying) == len(low):
+        out = np.percentile(rows, PERCENTILES, axis=1, overwrite_input=overwrite_input)
+    elif len(varying):
+        out[:, varying] = np.percentile(rows[varying], PERCENTILES, axis=1, overwrite_input=True)
+    return out.reshape(len(PERCENTILES), *values.shape[:-1])
 
 
 def run(plan: Plan, simulation: Mapping[str, Any]) -> dict[str, dict[str, Any]]:

@@ -466,3 +466,18 @@ def test_cloud_price_change_is_clipped_at_minus_99_percent(plan):
     )
     assert np.array_equal(a.total_usd, b.total_usd)
     assert np.all(np.isfinite(a.total_usd))
+
+
+def test_row_percentiles_equal_numpys_bit_for_bit():
+    rng = np.random.default_rng(0)
+    values = rng.normal(size=(3, 4, 1001)) * 1e6
+    values[0, 1] = 7.25
+    values[2, :] = -3.5
+    expected = np.percentile(values, mc.PERCENTILES, axis=2)
+    assert np.array_equal(mc.row_percentiles(values.copy()), expected)
+    assert np.array_equal(mc.row_percentiles(values.copy(), overwrite_input=True), expected)
+    assert np.array_equal(mc.row_percentiles(values[:1, :1].copy()), expected[:, :1, :1])
+    varying = rng.random((2, 5, 10))
+    assert np.array_equal(
+        mc.row_percentiles(varying), np.percentile(varying, mc.PERCENTILES, axis=2)
+    )
