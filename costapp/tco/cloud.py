@@ -62,11 +62,6 @@ def rented_compute_usd(
     return billed * usd_per_gpu_hour * trend * (1.0 + paths_column(overhead))
 
 
-def commitment_overflow_gpu_hours(busy_gpu_hours: Array, capacity_gpu_hours: float) -> Array:
-    """Work beyond a commitment [GPU-h/month]: ``max(0, busy_o − committed_gpus × hours)``."""
-    return excess_gpu_hours(busy_gpu_hours, capacity_gpu_hours)
-
-
 def committed_base_usd(
     committed_gpus: int,
     hours_per_month: float,
@@ -129,7 +124,7 @@ def cloud_costs(
             rates.term_months,
             horizon_months,
         )
-        overflow = commitment_overflow_gpu_hours(busy_gpu_hours, capacity)
+        overflow = excess_gpu_hours(busy_gpu_hours, capacity)  # beyond the commitment
         if rates.on_demand_usd_per_gpu_hour is None:
             shortfall = overflow.sum(axis=-1)
         else:

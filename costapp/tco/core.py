@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -72,15 +72,10 @@ class OptionPlan:
     busy_gpu_hours: Array  # busy_o, months 1 … H, shape (H,) [GPU-h/month]
     peak_gpus: Array  # peak_o, months 1 … H, shape (H,) [GPUs]
     provisioned_gpus: int  # [GPUs]
-    capacity_gpu_hours_per_month: float | None  # fixed capacity [GPU-h/month]; None when elastic
+    capacity_gpu_hours_per_month: float | None  # [GPU-h/month]; None for on-demand and spot
     in_service: NDArray[np.bool_]  # months 1 … H in service, shape (H,)
     rates: CloudRates | DedicatedRates | OnPremRates
     warnings: tuple[str, ...] = ()
-
-    @property
-    def has_fixed_capacity(self) -> bool:
-        """Committed cloud, dedicated and on-prem options have a capacity per month."""
-        return self.capacity_gpu_hours_per_month is not None
 
 
 @dataclass(frozen=True, eq=False)
@@ -94,7 +89,6 @@ class Plan:
     baseline_index: int
     inputs: dict[str, Any]  # the normalised document with committed_gpus and servers filled
     gpus: dict[str, dict[str, float | None]]  # figures used, by GPU slug
-    warnings: tuple[str, ...] = field(default=())
 
     @property
     def option_names(self) -> list[str]:
@@ -147,7 +141,6 @@ def plan_build(inputs: Mapping[str, Any], gpus: Mapping[str, GpuFigures]) -> Pla
     used_slugs = [_workload_gpu(w) for w in workloads] + [
         str(o["gpu"]) for o in document["options"]
     ]
-    warnings: list[str] = []
     options: list[OptionPlan] = []
     for index, option in enumerate(document["options"]):
         option_gpu = str(option["gpu"])
@@ -182,7 +175,6 @@ def plan_build(inputs: Mapping[str, Any], gpus: Mapping[str, GpuFigures]) -> Pla
                 index, option, busy, peak, max_peak, horizon, hours, egress_tb, option_warnings
             )
         )
-        warnings.extend(f"{option['name']}: {text}" for text in option_warnings)
     baseline_name = document.get("baseline") or document["options"][0]["name"]
     baseline_index = [o.name for o in options].index(baseline_name)
     return Plan(
@@ -193,7 +185,6 @@ def plan_build(inputs: Mapping[str, Any], gpus: Mapping[str, GpuFigures]) -> Pla
         baseline_index=baseline_index,
         inputs=document,
         gpus={slug: dict(gpus[slug]) for slug in dict.fromkeys(used_slugs)},
-        warnings=tuple(warnings),
     )
 
 

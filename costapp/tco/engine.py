@@ -145,8 +145,20 @@ def _utilization(plan: Plan, option: OptionPlan, busy_gpu_hours: np.ndarray) -> 
 
 
 def break_even_utilization(plan: Plan, index: int) -> float | None:
-    """This option's average utilization [dimensionless] at the smallest demand scale ``s`` where it
-    costs as much as the baseline (``total_usd``), ``0 < s ≤ s_cap``.
+    """This option's average utilization [dimensionless] at its break-even demand scale.
+
+    See :func:`break_even_scale`; None where that scale does not exist.
+    """
+    scale = break_even_scale(plan, index)
+    if scale is None:
+        return None
+    option = plan.options[index]
+    return float(_utilization(plan, option, scale * option.busy_gpu_hours))
+
+
+def break_even_scale(plan: Plan, index: int) -> float | None:
+    """The smallest demand scale ``s`` [dimensionless], ``0 < s ≤ s_cap``, at which this option's
+    ``total_usd`` equals the baseline's.
 
     Scaling every busy by ``s`` is ``Futures(demand_multiplier=s)``; the gap is sampled on a grid
     of ``s`` (one vectorized ``plan_cost``), the first sign change bracketed, and the bracket
@@ -170,25 +182,20 @@ def break_even_utilization(plan: Plan, index: int) -> float | None:
 
     grid = s_cap * np.linspace(0.0, 1.0, BREAK_EVEN_GRID_POINTS + 1)
     found = rs.first_root(grid, gap(grid))
-    if found is None:
-        return None
-    if isinstance(found, tuple):
-        low, high = found
-        while high - low > BREAK_EVEN_RELATIVE_TOLERANCE * high:
-            points = np.linspace(low, high, BREAK_EVEN_SUBDIVISIONS + 1)
-            values = gap(points)
-            inner = rs.first_root(points, values)
-            if inner is None:  # float noise at the bracket's ends; keep the bracket
-                break
-            if not isinstance(inner, tuple):
-                low = high = inner
-                break
-            low, high = inner
-        if high > low:
-            ends = gap(np.array([low, high]))
-            scale = low - ends[0] * (high - low) / (ends[1] - ends[0])
-        else:
-            scale = low
-    else:
-        scale = found
-    return float(_utilization(plan, option, scale * option.busy_gpu_hours))
+    if found is None or not isinstance(found, tuple):
+        return found
+    low, high = found
+    while high - low > BREAK_EVEN_RELATIVE_TOLERANCE * high:
+        points = np.linspace(low, high, BREAK_EVEN_SUBDIVISIONS + 1)
+        inner = rs.first_root(points, gap(points))
+        if inner is None:  # float noise at the bracket's ends: keep the bracket
+            break
+        if not isinstance(inner, tuple):
+            return inner
+        low, high = inner
+    ends = gap(np.array([low, high]))
+    if ends[1] == ends[0]:
+        return low
+    # the gap is linear within so small a bracket
+    scale = low - ends[0] * (high - low) / (ends[1] - ends[0])
+    return float(min(max(scale, low), high))

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from costapp.tco.core import Futures, plan_cost
-from costapp.tco.engine import ENGINE_VERSION, break_even_utilization, simulate
+from costapp.tco.engine import ENGINE_VERSION, break_even_scale, break_even_utilization, simulate
 from costapp.tco.errors import ScenarioError
 
 from .helpers import by_name, document, gpu_figures, plan_of, run, scenario, steady
@@ -82,6 +82,7 @@ def test_break_even_utilization_is_where_the_totals_meet():
         months = np.count_nonzero(option.in_service)
         busy = option.busy_gpu_hours[option.in_service].sum()
         s = utilization * option.capacity_gpu_hours_per_month * months / busy
+        assert s == pytest.approx(break_even_scale(plan, index), rel=1e-12)
         pair = dataclasses.replace(plan, options=(option, plan.options[plan.baseline_index]))
         totals = plan_cost(pair, Futures(demand_multiplier=np.array([s])), 1).total_usd[:, 0]
         assert totals[0] == pytest.approx(totals[1], rel=1e-8)
