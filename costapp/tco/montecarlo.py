@@ -22,7 +22,8 @@ Splitting a run
 ---------------
 :func:`blocks_compute` costs any set of blocks; :func:`blocks_merge` puts the results of any
 grouping back together (sorted by block index) and summarises them, so a run split among workers
-equals :func:`run` in one process bit for bit. Every block is costed by its own ``plan_cost`` call
+equals :func:`run` in one process bit for bit (:func:`block_results_to_payload` and
+:func:`block_results_from_payload` carry results through a JSON task queue exactly). Every block is costed by its own ``plan_cost`` call
 on exactly :data:`BLOCK_PATHS` (or, last block, the remaining) paths, so a block's numbers never
 depend on what else is computed with it.
 
@@ -31,6 +32,7 @@ Units: money in USD, ``*_usd`` arrays are nominal totals or NPVs per path; month
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -180,6 +182,46 @@ class BlockResults:
     npv_usd: np.ndarray
     feasible: np.ndarray
     cumulative_usd: np.ndarray
+
+
+_ARRAY_FIELDS: tuple[tuple[str, str], ...] = (
+    ("total_usd", "<f8"),
+    ("npv_usd", "<f8"),
+    ("feasible", "|b1"),
+    ("cumulative_usd", "<f8"),
+)
+
+
+def block_results_to_payload(results: BlockResults) -> dict[str, Any]:
+    """A JSON-ready form of :class:`BlockResults` (for a task queue), exact to the bit.
+
+    Arrays travel as base64 of their little-endian bytes with their shape.
+    """
+    payload: dict[str, Any] = {
+        "block_indices": list(results.block_indices),
+        "block_paths": list(results.block_paths),
+    }
+    for name, dtype in _ARRAY_FIELDS:
+        array = np.ascontiguousarray(getattr(results, name), dtype=dtype)
+        payload[name] = {
+            "shape": list(array.shape),
+            "base64": base64.b64encode(array.tobytes()).decode("ascii"),
+        }
+    return payload
+
+
+def block_results_from_payload(payload: Mapping[str, Any]) -> BlockResults:
+    """The :class:`BlockResults` of :func:`block_results_to_payload`'s output."""
+    arrays: dict[str, np.ndarray] = {}
+    for name, dtype in _ARRAY_FIELDS:
+        raw = base64.b64decode(payload[name]["base64"])
+        shape = tuple(int(n) for n in payload[name]["shape"])
+        arrays[name] = np.frombuffer(raw, dtype=dtype).astype(dtype[1:]).reshape(shape)
+    return BlockResults(
+        block_indices=tuple(int(b) for b in payload["block_indices"]),
+        block_paths=tuple(int(n) for n in payload["block_paths"]),
+        **arrays,
+    )
 
 
 @dataclass(frozen=True, eq=False)

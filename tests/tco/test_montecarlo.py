@@ -481,3 +481,20 @@ def test_row_percentiles_equal_numpys_bit_for_bit():
     assert np.array_equal(
         mc.row_percentiles(varying), np.percentile(varying, mc.PERCENTILES, axis=2)
     )
+
+
+def test_block_results_travel_as_json_exactly(plan):
+    sim = simulation(2500, seed=12)
+    parts = [mc.blocks_compute(plan, sim, group) for group in ([2], [0, 1])]
+    travelled = [
+        mc.block_results_from_payload(json.loads(json.dumps(mc.block_results_to_payload(part))))
+        for part in parts
+    ]
+    for before, after in zip(parts, travelled, strict=True):
+        assert after.block_indices == before.block_indices
+        assert after.block_paths == before.block_paths
+        for name in ("total_usd", "npv_usd", "feasible", "cumulative_usd"):
+            assert getattr(after, name).dtype == getattr(before, name).dtype
+            assert np.array_equal(getattr(after, name), getattr(before, name))
+    assert summaries_equal(mc.blocks_merge(travelled), mc.blocks_merge(parts))
+    assert mc.summary_fields(plan, mc.blocks_merge(travelled)) == mc.run(plan, sim)
