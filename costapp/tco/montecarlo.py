@@ -23,9 +23,9 @@ Splitting a run
 :func:`blocks_compute` costs any set of blocks; :func:`blocks_merge` puts the results of any
 grouping back together (sorted by block index) and summarises them, so a run split among workers
 equals :func:`run` in one process bit for bit (:func:`block_results_to_payload` and
-:func:`block_results_from_payload` carry results through a JSON task queue exactly). Every block is costed by its own ``plan_cost`` call
-on exactly :data:`BLOCK_PATHS` (or, last block, the remaining) paths, so a block's numbers never
-depend on what else is computed with it.
+:func:`block_results_from_payload` carry results through a JSON task queue exactly). Every
+block is costed by its own ``plan_cost`` call on exactly :data:`BLOCK_PATHS` (or, last block, the
+remaining) paths, so a block's numbers never depend on what else is computed with it.
 
 Units: money in USD, ``*_usd`` arrays are nominal totals or NPVs per path; months index ``0 … H``.
 """
