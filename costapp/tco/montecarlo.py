@@ -136,8 +136,8 @@ def block_draws(simulation: Mapping[str, Any], block_index: int) -> dict[str, np
     Only the distributions the simulation gives are present. ``n`` is the block's size in a run of
     ``simulation["paths"]`` paths; the values are the first ``n`` of a full block's draws.
     """
-    paths = int(simulation.get("paths", 0))
-    seed = int(simulation.get("seed", 0))
+    paths = int(simulation.get("paths") or 0)
+    seed = int(simulation.get("seed") or 0)
     n = block_size(paths, block_index)
     values: dict[str, np.ndarray] = {}
     for name in DISTRIBUTIONS:
@@ -265,7 +265,7 @@ def blocks_compute(
     indices = sorted(int(b) for b in block_indices)
     if len(set(indices)) != len(indices):
         raise ValueError(f"block indices repeat: {indices}")
-    paths = int(simulation.get("paths", 0))
+    paths = int(simulation.get("paths") or 0)
     sizes = [block_size(paths, b) for b in indices]
     kept = [_kept_paths(b, n) for b, n in zip(indices, sizes, strict=True)]
     n_options = len(plan.options)
@@ -410,7 +410,7 @@ def run(plan: Plan, simulation: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     ``cumulative_p50_usd``, ``cumulative_p90_usd`` (``H + 1`` floats each) [USD] and
     ``probability_cheapest`` [fraction], as plain Python numbers.
     """
-    paths = int(simulation.get("paths", 0))
+    paths = int(simulation.get("paths") or 0)
     if paths <= 0:
         raise ValueError("a simulation needs paths > 0")
     results = blocks_compute(plan, simulation, range(block_count(paths)))

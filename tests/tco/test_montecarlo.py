@@ -498,3 +498,14 @@ def test_block_results_travel_as_json_exactly(plan):
             assert np.array_equal(getattr(after, name), getattr(before, name))
     assert summaries_equal(mc.blocks_merge(travelled), mc.blocks_merge(parts))
     assert mc.summary_fields(plan, mc.blocks_merge(travelled)) == mc.run(plan, sim)
+
+
+def test_a_simulation_without_distributions_repeats_the_documents_values(plan):
+    deterministic = plan_cost(plan, Futures(), 1)
+    fields = mc.run(plan, {"paths": 1200, "seed": None})
+    for o, name in enumerate(plan.option_names):
+        for q in (10, 50, 90):
+            assert_close(fields[name][f"p{q}_usd"], deterministic.total_usd[o, 0])
+            assert_close(
+                fields[name][f"cumulative_p{q}_usd"], np.cumsum(deterministic.monthly_usd[o, 0])
+            )
