@@ -38,8 +38,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .core import Futures, Plan, plan_cost
+
+Array = NDArray[np.float64]
+Mask = NDArray[np.bool_]
 
 BLOCK_PATHS = 1000
 """Paths per block; each block has its own random streams."""
@@ -97,7 +101,7 @@ def block_stream(seed: int, block_index: int, distribution: str) -> np.random.Ge
     return np.random.Generator(np.random.PCG64(sequence))
 
 
-def draw(spec: Mapping[str, Any], rng: np.random.Generator, n: int) -> np.ndarray:
+def draw(spec: Mapping[str, Any], rng: np.random.Generator, n: int) -> Array:
     """``n`` draws of one distribution, float64 array of shape ``(n,)``, before clipping.
 
     ``spec`` is ``{"dist": "triangular", "low", "mode", "high"}``, ``{"dist": "normal", "mean",
@@ -130,7 +134,7 @@ def draw(spec: Mapping[str, Any], rng: np.random.Generator, n: int) -> np.ndarra
     raise ValueError(f"unknown distribution {kind!r}")
 
 
-def block_draws(simulation: Mapping[str, Any], block_index: int) -> dict[str, np.ndarray]:
+def block_draws(simulation: Mapping[str, Any], block_index: int) -> dict[str, Array]:
     """The clipped per-path values of block ``block_index``: distribution name → ``(n,)`` array.
 
     Only the distributions the simulation gives are present. ``n`` is the block's size in a run of
@@ -139,7 +143,7 @@ def block_draws(simulation: Mapping[str, Any], block_index: int) -> dict[str, np
     paths = int(simulation.get("paths") or 0)
     seed = int(simulation.get("seed") or 0)
     n = block_size(paths, block_index)
-    values: dict[str, np.ndarray] = {}
+    values: dict[str, Array] = {}
     for name in DISTRIBUTIONS:
         spec = simulation.get(name)
         if spec is None:
@@ -178,10 +182,10 @@ class BlockResults:
 
     block_indices: tuple[int, ...]
     block_paths: tuple[int, ...]
-    total_usd: np.ndarray
-    npv_usd: np.ndarray
-    feasible: np.ndarray
-    cumulative_usd: np.ndarray
+    total_usd: Array
+    npv_usd: Array
+    feasible: Mask
+    cumulative_usd: Array
 
 
 _ARRAY_FIELDS: tuple[tuple[str, str], ...] = (
@@ -212,7 +216,7 @@ def block_results_to_payload(results: BlockResults) -> dict[str, Any]:
 
 def block_results_from_payload(payload: Mapping[str, Any]) -> BlockResults:
     """The :class:`BlockResults` of :func:`block_results_to_payload`'s output."""
-    arrays: dict[str, np.ndarray] = {}
+    arrays: dict[str, NDArray[Any]] = {}
     for name, dtype in _ARRAY_FIELDS:
         raw = base64.b64decode(payload[name]["base64"])
         shape = tuple(int(n) for n in payload[name]["shape"])
@@ -239,13 +243,13 @@ class Summary:
     """
 
     paths: int
-    p10_usd: np.ndarray
-    p50_usd: np.ndarray
-    p90_usd: np.ndarray
-    cumulative_p10_usd: np.ndarray
-    cumulative_p50_usd: np.ndarray
-    cumulative_p90_usd: np.ndarray
-    probability_cheapest: np.ndarray
+    p10_usd: Array
+    p50_usd: Array
+    p90_usd: Array
+    cumulative_p10_usd: Array
+    cumulative_p50_usd: Array
+    cumulative_p90_usd: Array
+    probability_cheapest: Array
 
 
 def _kept_paths(block_index: int, n: int) -> int:
@@ -312,7 +316,7 @@ def blocks_merge(results: Sequence[BlockResults]) -> Summary:
 
 def _merged_arrays(
     results: Sequence[BlockResults],
-) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], bool]:
+) -> tuple[tuple[Array, Array, Mask, Array], bool]:
     """The run's ``(total_usd, npv_usd, feasible, cumulative_usd)`` in block order, and whether
     they are new arrays (True) or those of the single result given (False)."""
     pieces: list[tuple[int, int, BlockResults, int, int]] = []
@@ -351,10 +355,10 @@ def _merged_arrays(
 
 
 def summarize(
-    total_usd: np.ndarray,
-    npv_usd: np.ndarray,
-    feasible: np.ndarray,
-    cumulative_usd: np.ndarray,
+    total_usd: Array,
+    npv_usd: Array,
+    feasible: Mask,
+    cumulative_usd: Array,
     *,
     overwrite_input: bool = False,
 ) -> Summary:
@@ -385,7 +389,7 @@ def summarize(
     )
 
 
-def row_percentiles(values: np.ndarray, *, overwrite_input: bool = False) -> np.ndarray:
+def row_percentiles(values: Array, *, overwrite_input: bool = False) -> Array:
     """:data:`PERCENTILES` of ``values`` along its last axis, shape ``(3, *values.shape[:-1])``.
 
     Equal to ``np.percentile(values, PERCENTILES, axis=-1)`` bit for bit, faster where many rows
