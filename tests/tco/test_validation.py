@@ -1550,3 +1550,63 @@ def test_without_a_catalog_a_quote_with_missing_fields_is_an_error_at_the_quote(
 def test_a_document_given_as_a_python_dict_with_nan_is_rejected_with_the_path():
     document = with_workload(utilization=float("nan"))
     assert problems(document) == [("workloads[0].utilization", "must be a finite number")]
+
+
+KNOWN_NAMES = sorted(
+    {
+        name
+        for table in (
+            schema.TOP_LEVEL_FIELDS,
+            schema.WORKLOAD_COMMON_FIELDS,
+            *schema.WORKLOAD_TYPE_FIELDS.values(),
+            schema.OPTION_COMMON_FIELDS,
+            *schema.OPTION_TYPE_FIELDS.values(),
+            *schema.BILLING_FIELDS.values(),
+            schema.EGRESS_TIER_FIELDS,
+            schema.OFFER_FIELDS,
+            schema.FINANCING_FIELDS,
+            schema.SIMULATION_FIELDS,
+            *schema.DISTRIBUTION_FIELDS.values(),
+        )
+        for name in table
+    }
+    | set(schema.SIMULATED_QUANTITIES)
+    | {"dist", "x"}
+)
+KNOWN_VALUES = [
+    *schema.WORKLOAD_TYPES,
+    *schema.OPTION_TYPES,
+    *schema.BILLINGS,
+    *schema.PRECISIONS,
+    *schema.DISTRIBUTIONS,
+    "h100-sxm",
+    "t4",
+]
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-5, 200)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.sampled_from(KNOWN_VALUES),
+    lambda children: (
+        st.lists(children, max_size=3)
+        | st.dictionaries(st.sampled_from(KNOWN_NAMES), children, max_size=6)
+    ),
+    max_leaves=40,
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    top=st.dictionaries(st.sampled_from(KNOWN_NAMES), json_values, max_size=8),
+    workload=st.dictionaries(st.sampled_from(KNOWN_NAMES), json_values, max_size=8),
+    option=st.dictionaries(st.sampled_from(KNOWN_NAMES), json_values, max_size=8),
+)
+def test_any_document_either_normalises_or_is_rejected_never_crashes(top, workload, option):
+    document = {"name": "fuzz", **top, "workloads": [workload], "options": [option]}
+    try:
+        result = normalize(document, GPUS, CATALOG)
+    except ScenarioError as error:
+        assert error.errors and all(isinstance(e.message, str) for e in error.errors)
+    else:
+        assert normalize(copy.deepcopy(result.document), GPUS, CATALOG).document == result.document
