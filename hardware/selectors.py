@@ -1,7 +1,7 @@
 """Reads from the catalog. Money leaves here as float (the engine's unit), never stored back."""
 
 from collections.abc import Iterable
-from datetime import date, datetime, time
+from datetime import UTC, date, datetime, time
 from decimal import Decimal
 
 from django.db.models import Exists, OuterRef, QuerySet
@@ -37,7 +37,7 @@ def _as_of_datetime(as_of: date | datetime | None) -> datetime | None:
     if not isinstance(as_of, datetime):
         as_of = datetime.combine(as_of, time.max)
     if timezone.is_naive(as_of):
-        as_of = timezone.make_aware(as_of, timezone.utc)
+        as_of = as_of.replace(tzinfo=UTC)
     return as_of
 
 

@@ -26,6 +26,7 @@ from .models import (
     Region,
     usd_per_gpu_hour,
 )
+from .selectors import current_prices
 from .sources.common import Rejection
 from .sources.egress import EgressTierRow
 from .sources.skypilot import PriceRow
@@ -123,12 +124,10 @@ def instance_prices_load(
     regions = _regions_ensure(rows, providers, counts)
     offers = _offers_ensure(rows, providers, gpus, counts)
 
-    latest: dict[tuple[int, int, str], InstancePrice] = {}
-    stored = InstancePrice.objects.filter(offer__provider__in=list(providers.values())).order_by(
-        "first_seen"
-    )
-    for price in stored:
-        latest[(price.offer_id, price.region_id, price.billing)] = price
+    latest = {
+        (price.offer_id, price.region_id, price.billing): price
+        for price in current_prices().filter(offer__provider__in=list(providers.values()))
+    }
 
     new_prices: list[InstancePrice] = []
     seen_again: list[int] = []

@@ -1,0 +1,117 @@
+"""Reads the cost engine calls to resolve scenario references: floats out, catalog as of a day."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from hardware.models import DedicatedQuote, InstancePrice, PurchaseQuote
+from hardware.selectors import (
+    current_prices,
+    dedicated_quote_terms,
+    egress_tiers_for_provider,
+    offer_reference_resolve,
+    purchase_quote_terms,
+)
+
+pytestmark = pytest.mark.django_db
+
+AWS_TIERS = [
+    {"up_to_tb": 0.1, "usd_per_gb": 0.0},
+    {"up_to_tb": 10.0, "usd_per_gb": 0.09},
+    {"up_to_tb": 50.0, "usd_per_gb": 0.085},
+    {"up_to_tb": 150.0, "usd_per_gb": 0.07},
+    {"up_to_tb": None, "usd_per_gb": 0.05},
+]
+
+
+def test_aws_p5_48xlarge_in_us_east_1_resolves_to_its_per_gpu_prices_and_egress(catalog):
+    resolved = offer_reference_resolve(provider="aws", instance="p5.48xlarge", region="us-east-1")
+    assert resolved == {
+        "gpu": "h100-sxm",
+        "gpu_count": 8,
+        "usd_per_gpu_hour": {"on_demand": 6.88, "spot": 1.78075},
+        "egress_tiers": AWS_TIERS,
+    }
+
+
+def test_lambda_offer_resolves_with_free_egress_and_no_spot(catalog):
+    resolved = offer_reference_resolve(
+        provider="lambda", instance="gpu_8x_h100_sxm5", region="us-east-1"
+    )
+    assert resolved["usd_per_gpu_hour"] == {"on_demand": 2.99}
+    assert resolved["egress_tiers"] == [{"up_to_tb": None, "usd_per_gb": 0.0}]
+
+
+def test_a_marketplace_offer_without_egress_tiers_resolves_with_none(catalog):
+    resolved = offer_reference_resolve(
+        provider="vast", instance="1x-H100_NVL-32-65536", region="Bulgaria, BG, EU"
+    )
+    assert resolved["gpu"] == "h100-nvl" and resolved["egress_tiers"] is None
+    assert resolved["usd_per_gpu_hour"] == {"on_demand": 1.87}
+
+
+def test_an_unknown_offer_or_region_resolves_to_none(catalog):
+    assert offer_reference_resolve(provider="aws", instance="p9.huge", region="us-east-1") is None
+    assert offer_reference_resolve(provider="aws", instance="p5.48xlarge", region="mars-1") is None
+
+
+def test_a_day_before_any_price_was_seen_resolves_to_none(catalog):
+    yesterday = (timezone.now() - timedelta(days=1)).date()
+    assert not current_prices(as_of=yesterday).exists()
+    assert (
+        offer_reference_resolve(
+            provider="aws", instance="p5.48xlarge", region="us-east-1", as_of=yesterday
+        )
+        is None
+    )
+    assert current_prices(as_of=timezone.now().date()).count() == 757
+
+
+def test_current_prices_sort_and_filter_on_usd_per_gpu_hour(catalog):
+    cheapest = current_prices().filter(offer__gpu__slug="h100-sxm").order_by("usd_per_gpu_hour")
+    values = list(cheapest.values_list("usd_per_gpu_hour", flat=True))
+    assert values == sorted(values) and len(values) > 50
+    assert all(v > 0 for v in values)
+    assert not current_prices().filter(usd_per_gpu_hour__gt=100).exists()
+
+
+def test_current_prices_hold_one_row_per_offer_region_and_billing(catalog):
+    keys = list(current_prices().values_list("offer", "region", "billing"))
+    assert len(keys) == len(set(keys)) == InstancePrice.objects.count()
+
+
+def test_egress_tiers_come_in_rising_order_with_the_open_ended_tier_last(catalog):
+    assert egress_tiers_for_provider(provider="aws") == AWS_TIERS
+    assert egress_tiers_for_provider(provider="oracle") == [
+        {"up_to_tb": 10.24, "usd_per_gb": 0.0},
+        {"up_to_tb": None, "usd_per_gb": 0.0085},
+    ]
+    assert egress_tiers_for_provider(provider="shadeform") is None
+
+
+def test_dedicated_quote_terms_are_floats_per_server(catalog):
+    quote = DedicatedQuote.objects.get(reference="DEMO-D-H100-8")
+    assert dedicated_quote_terms(quote_id=quote.pk) == {
+        "gpu": "h100-sxm",
+        "gpus_per_server": 8,
+        "usd_per_server_month": 14600.0,
+        "setup_usd": 0.0,
+        "included_egress_tb": 100.0,
+        "overage_usd_per_tb": 2.0,
+        "term_months": 12,
+    }
+    assert dedicated_quote_terms(quote_id=10**9) is None
+
+
+def test_purchase_quote_terms_are_floats_per_server(catalog):
+    quote = PurchaseQuote.objects.get(reference="DEMO-P-H100-8")
+    assert purchase_quote_terms(quote_id=quote.pk) == {
+        "gpu": "h100-sxm",
+        "gpus_per_server": 8,
+        "capex_usd_per_server": 265000.0,
+        "server_kw": 10.2,
+        "lead_time_months": 3,
+        "support_fraction_per_year": 0.08,
+    }
+    assert purchase_quote_terms(quote_id=10**9) is None
