@@ -6,12 +6,15 @@ axis ``P`` where it depends on the path.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .demand import excess_gpu_hours
+from .egress import cloud_egress_usd
 from .finance import every_month, renewal_factor, term_starts, trend_factor
 
 Array = NDArray[np.float64]
@@ -32,6 +35,42 @@ class CloudRates:
     term_months: int = 1  # [months]
     upfront_usd: float = 0.0  # [USD per term]
     on_demand_usd_per_gpu_hour: float | None = None  # [USD/GPU-h] overflow beyond the commitment
+
+
+def cloud_rates(option: Mapping[str, Any], egress_tb_per_month: float) -> CloudRates:
+    """The rates of a normalised cloud option (``committed_gpus`` and ``term_months`` filled)."""
+    billing = str(option.get("billing") or "on_demand")
+    egress = cloud_egress_usd(
+        egress_tb_per_month,
+        _optional_float(option.get("egress_usd_per_gb")),
+        option.get("egress_tiers"),
+    )
+    common: dict[str, Any] = {
+        "billing": billing,
+        "usd_per_gpu_hour": float(option["usd_per_gpu_hour"]),
+        "price_change_per_year": float(option.get("price_change_per_year") or 0.0),
+        "support_fraction": float(option.get("support_fraction") or 0.0),
+        "egress_usd_per_month": egress,
+    }
+    if billing == "committed":
+        return CloudRates(
+            scaling="fixed",
+            committed_gpus=int(option["committed_gpus"]),
+            term_months=int(option["term_months"]),
+            upfront_usd=float(option.get("upfront_usd") or 0.0),
+            on_demand_usd_per_gpu_hour=_optional_float(option.get("on_demand_usd_per_gpu_hour")),
+            **common,
+        )
+    overhead = option.get("interruption_overhead")
+    return CloudRates(
+        scaling=str(option.get("scaling") or "elastic"),
+        interruption_overhead=0.1 if overhead is None else float(overhead),
+        **common,
+    )
+
+
+def _optional_float(value: Any) -> float | None:
+    return None if value is None else float(value)
 
 
 def paths_column(value: ArrayLike) -> Array:

@@ -17,12 +17,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import demand as dm
-from .cloud import CloudRates, cloud_costs
-from .dedicated import DedicatedRates, dedicated_costs
-from .egress import cloud_egress_usd, overage_egress_usd
+from .cloud import CloudRates, cloud_costs, cloud_rates
+from .dedicated import DedicatedRates, dedicated_costs, dedicated_rates
 from .errors import FieldError, ScenarioError
 from .finance import ceil_tolerant, discount_factors
-from .on_prem import OnPremRates, on_prem_costs
+from .on_prem import OnPremRates, on_prem_costs, on_prem_rates
 
 Array = NDArray[np.float64]
 GpuFigures = Mapping[str, float | None]
@@ -116,10 +115,6 @@ def _scenario_error(field_path: str, message: str) -> ScenarioError:
     return ScenarioError([FieldError(field_path, message)])
 
 
-def _optional_float(value: Any) -> float | None:
-    return None if value is None else float(value)
-
-
 def _workload_gpu(workload: Mapping[str, Any]) -> str:
     return str(workload.get("gpu") or "h100-sxm")
 
@@ -169,11 +164,8 @@ def plan_build(inputs: Mapping[str, Any], gpus: Mapping[str, GpuFigures]) -> Pla
             )
         busy = dm.sum_over(busy_parts, horizon)
         peak = dm.sum_over(peak_parts, horizon)
-        max_peak = int(round(float(peak.max()))) if horizon else 0
         options.append(
-            _option_plan(
-                index, option, busy, peak, max_peak, horizon, hours, egress_tb, option_warnings
-            )
+            _option_plan(index, option, busy, peak, horizon, hours, egress_tb, option_warnings)
         )
     baseline_name = document.get("baseline") or document["options"][0]["name"]
     baseline_index = [o.name for o in options].index(baseline_name)
@@ -193,121 +185,52 @@ def _option_plan(
     option: dict[str, Any],
     busy: Array,
     peak: Array,
-    max_peak_gpus: int,
     horizon: int,
     hours: float,
     egress_tb: float,
     warnings: list[str],
 ) -> OptionPlan:
-    """Size and price one option (mutates ``option`` to fill derived defaults)."""
+    """Size and price one option; fills ``committed_gpus``, ``term_months``, ``servers`` in ``option``."""
+    max_peak_gpus = int(round(float(peak.max())))
     kind = option["type"]
-    all_months = np.ones(horizon, dtype=bool)
     rates: CloudRates | DedicatedRates | OnPremRates
     capacity: float | None = None
-    in_service = all_months
-    billing: str | None = None
-    scaling: str | None = None
+    in_service = np.ones(horizon, dtype=bool)
     if kind == "cloud":
-        billing = str(option.get("billing") or "on_demand")
-        scaling = str(option.get("scaling") or "elastic") if billing != "committed" else None
-        egress = cloud_egress_usd(
-            egress_tb,
-            _optional_float(option.get("egress_usd_per_gb")),
-            option.get("egress_tiers"),
-        )
-        if billing == "committed":
+        if option.get("billing") == "committed":
             if option.get("committed_gpus") is None:
                 option["committed_gpus"] = max_peak_gpus
             if option.get("term_months") is None:
                 option["term_months"] = horizon
-            committed = int(option["committed_gpus"])
-            capacity = committed * hours
-            provisioned = committed
-            on_demand = _optional_float(option.get("on_demand_usd_per_gpu_hour"))
-            overflow = dm.excess_gpu_hours(busy, capacity) > 0.0
-            if on_demand is None and bool(np.any(overflow)):
-                month = int(np.argmax(overflow)) + 1
-                raise _scenario_error(
-                    f"options[{index}].on_demand_usd_per_gpu_hour",
-                    f"the work ({busy[month - 1]:.6g} GPU-hours in month {month}) exceeds the "
-                    f"commitment of {committed} GPUs; give an on-demand rate for the overflow "
-                    "or commit to more GPUs",
-                )
-            rates = CloudRates(
-                billing=billing,
-                scaling="fixed",
-                usd_per_gpu_hour=float(option["usd_per_gpu_hour"]),
-                price_change_per_year=float(option.get("price_change_per_year") or 0.0),
-                support_fraction=float(option.get("support_fraction") or 0.0),
-                egress_usd_per_month=egress,
-                committed_gpus=committed,
-                term_months=int(option["term_months"]),
-                upfront_usd=float(option.get("upfront_usd") or 0.0),
-                on_demand_usd_per_gpu_hour=on_demand,
-            )
-        else:
-            provisioned = max_peak_gpus
-            overhead = option.get("interruption_overhead")
-            rates = CloudRates(
-                billing=billing,
-                scaling=scaling or "elastic",
-                usd_per_gpu_hour=float(option["usd_per_gpu_hour"]),
-                price_change_per_year=float(option.get("price_change_per_year") or 0.0),
-                support_fraction=float(option.get("support_fraction") or 0.0),
-                egress_usd_per_month=egress,
-                interruption_overhead=0.1 if overhead is None else float(overhead),
-            )
+        rates = cloud_rates(option, egress_tb)
+        provisioned = max_peak_gpus
+        if rates.billing == "committed":
+            provisioned = rates.committed_gpus
+            capacity = provisioned * hours
+            _check_commitment(index, rates, busy, capacity)
     elif kind in ("dedicated", "on_prem"):
-        gpus_per_server = int(option.get("gpus_per_server") or 8)
         if option.get("servers") is None:
-            option["servers"] = int(ceil_tolerant(max_peak_gpus / gpus_per_server))
-        servers = int(option["servers"])
-        provisioned = servers * gpus_per_server
+            per_server = int(option.get("gpus_per_server") or 8)
+            option["servers"] = int(ceil_tolerant(max_peak_gpus / per_server))
+        rates = (
+            dedicated_rates(option, egress_tb)
+            if kind == "dedicated"
+            else on_prem_rates(option, egress_tb)
+        )
+        provisioned = rates.servers * rates.gpus_per_server
         capacity = provisioned * hours
-        if kind == "dedicated":
-            rates = DedicatedRates(
-                servers=servers,
-                gpus_per_server=gpus_per_server,
-                usd_per_server_month=float(option["usd_per_server_month"]),
-                setup_usd=float(option.get("setup_usd") or 0.0),
-                egress_usd_per_month=overage_egress_usd(
-                    egress_tb,
-                    float(option.get("included_egress_tb") or 0.0),
-                    float(option.get("overage_usd_per_tb") or 0.0),
-                ),
-                burst_usd_per_gpu_hour=_optional_float(option.get("burst_usd_per_gpu_hour")),
-            )
-        else:
-            lead = int(option.get("lead_time_months") or 0)
-            in_service = np.arange(1, horizon + 1) > lead
-            financing = option.get("financing")
-            rates = OnPremRates(
-                servers=servers,
-                gpus_per_server=gpus_per_server,
-                capex_usd_per_server=float(option["capex_usd_per_server"]),
-                server_kw=float(option["server_kw"]),
-                lead_time_months=lead,
-                bridge_usd_per_gpu_hour=_optional_float(option.get("bridge_usd_per_gpu_hour")),
-                burst_usd_per_gpu_hour=_optional_float(option.get("burst_usd_per_gpu_hour")),
-                idle_power_fraction=_default(option, "idle_power_fraction", 0.3),
-                pue=_default(option, "pue", 1.3),
-                usd_per_kwh=_default(option, "usd_per_kwh", 0.10),
-                colo_usd_per_kw_month=_default(option, "colo_usd_per_kw_month", 0.0),
-                support_fraction_per_year=_default(option, "support_fraction_per_year", 0.0),
-                staff_usd_per_month=_default(option, "staff_usd_per_month", 0.0),
-                residual_fraction=_default(option, "residual_fraction", 0.0),
-                egress_usd_per_month=egress_tb * _default(option, "egress_usd_per_tb", 0.0),
-                financing_apr=None if not financing else float(financing["apr"]),
-                financing_term_months=None if not financing else float(financing["term_months"]),
-            )
+        if isinstance(rates, OnPremRates):
+            in_service = np.arange(1, horizon + 1) > rates.lead_time_months
     else:
         raise ValueError(f"unknown option type {kind!r}")
     return OptionPlan(
         index=index,
         name=str(option["name"]),
         type=kind,
-        billing=billing,
-        scaling=scaling,
+        billing=rates.billing if isinstance(rates, CloudRates) else None,
+        scaling=rates.scaling
+        if isinstance(rates, CloudRates) and rates.billing != "committed"
+        else None,
         gpu=str(option["gpu"]),
         busy_gpu_hours=busy,
         peak_gpus=peak,
@@ -319,9 +242,17 @@ def _option_plan(
     )
 
 
-def _default(option: Mapping[str, Any], key: str, default: float) -> float:
-    value = option.get(key)
-    return default if value is None else float(value)
+def _check_commitment(index: int, rates: CloudRates, busy: Array, capacity: float) -> None:
+    """Work beyond the commitment needs an on-demand rate: else a demand-stage ScenarioError."""
+    overflow = dm.excess_gpu_hours(busy, capacity) > 0.0
+    if rates.on_demand_usd_per_gpu_hour is None and bool(np.any(overflow)):
+        month = int(np.argmax(overflow)) + 1
+        raise _scenario_error(
+            f"options[{index}].on_demand_usd_per_gpu_hour",
+            f"the work ({busy[month - 1]:.6g} GPU-hours in month {month}) exceeds the "
+            f"commitment of {rates.committed_gpus} GPUs; give an on-demand rate for the "
+            "overflow or commit to more GPUs",
+        )
 
 
 def _with_month_zero(months: Array) -> Array:

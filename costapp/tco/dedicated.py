@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .demand import excess_gpu_hours
+from .egress import overage_egress_usd
 from .finance import at_month, every_month
 
 Array = NDArray[np.float64]
@@ -23,6 +26,23 @@ class DedicatedRates:
     setup_usd: float  # [USD], month 0
     egress_usd_per_month: float  # [USD/month] beyond the included volume
     burst_usd_per_gpu_hour: float | None  # [USD/GPU-h] for work beyond the servers, None: shortfall
+
+
+def dedicated_rates(option: Mapping[str, Any], egress_tb_per_month: float) -> DedicatedRates:
+    """The rates of a normalised dedicated option (``servers`` filled)."""
+    burst = option.get("burst_usd_per_gpu_hour")
+    return DedicatedRates(
+        servers=int(option["servers"]),
+        gpus_per_server=int(option.get("gpus_per_server") or 8),
+        usd_per_server_month=float(option["usd_per_server_month"]),
+        setup_usd=float(option.get("setup_usd") or 0.0),
+        egress_usd_per_month=overage_egress_usd(
+            egress_tb_per_month,
+            float(option.get("included_egress_tb") or 0.0),
+            float(option.get("overage_usd_per_tb") or 0.0),
+        ),
+        burst_usd_per_gpu_hour=None if burst is None else float(burst),
+    )
 
 
 def capacity_gpu_hours(servers: int, gpus_per_server: int, hours_per_month: float) -> float:

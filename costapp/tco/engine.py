@@ -178,7 +178,7 @@ def break_even_scale(plan: Plan, index: int) -> float | None:
 
     def gap(scales: np.ndarray) -> np.ndarray:
         costs = plan_cost(pair, Futures(demand_multiplier=scales), len(scales))
-        return costs.total_usd[0] - costs.total_usd[1]
+        return np.asarray(costs.total_usd[0] - costs.total_usd[1], dtype=np.float64)
 
     grid = s_cap * np.linspace(0.0, 1.0, BREAK_EVEN_GRID_POINTS + 1)
     found = rs.first_root(grid, gap(grid))

@@ -6,7 +6,9 @@ or is shortfall.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -45,6 +47,39 @@ class OnPremRates:
     def capex_usd(self) -> float:
         """``C = servers × capex_usd_per_server`` [USD]."""
         return self.servers * self.capex_usd_per_server
+
+
+def on_prem_rates(option: Mapping[str, Any], egress_tb_per_month: float) -> OnPremRates:
+    """The rates of a normalised on-prem option (``servers`` filled); contract defaults where absent."""
+
+    def number(key: str, default: float) -> float:
+        value = option.get(key)
+        return default if value is None else float(value)
+
+    def optional(key: str) -> float | None:
+        value = option.get(key)
+        return None if value is None else float(value)
+
+    financing = option.get("financing")
+    return OnPremRates(
+        servers=int(option["servers"]),
+        gpus_per_server=int(option.get("gpus_per_server") or 8),
+        capex_usd_per_server=float(option["capex_usd_per_server"]),
+        server_kw=float(option["server_kw"]),
+        lead_time_months=int(option.get("lead_time_months") or 0),
+        bridge_usd_per_gpu_hour=optional("bridge_usd_per_gpu_hour"),
+        burst_usd_per_gpu_hour=optional("burst_usd_per_gpu_hour"),
+        idle_power_fraction=number("idle_power_fraction", 0.3),
+        pue=number("pue", 1.3),
+        usd_per_kwh=number("usd_per_kwh", 0.10),
+        colo_usd_per_kw_month=number("colo_usd_per_kw_month", 0.0),
+        support_fraction_per_year=number("support_fraction_per_year", 0.0),
+        staff_usd_per_month=number("staff_usd_per_month", 0.0),
+        residual_fraction=number("residual_fraction", 0.0),
+        egress_usd_per_month=egress_tb_per_month * number("egress_usd_per_tb", 0.0),
+        financing_apr=None if not financing else float(financing["apr"]),
+        financing_term_months=None if not financing else float(financing["term_months"]),
+    )
 
 
 def in_service_months(lead_time_months: int, horizon_months: int) -> NDArray[np.bool_]:
@@ -120,8 +155,10 @@ def on_prem_costs(
     costs: dict[str, Array] = {
         category: schedule,
         "power": np.where(in_service, power, 0.0),
-        "colo": in_service * (rates.servers * rates.server_kw * rates.colo_usd_per_kw_month),
-        "support": in_service * (capital * rates.support_fraction_per_year / 12.0),
+        "colo": np.where(
+            in_service, rates.servers * rates.server_kw * rates.colo_usd_per_kw_month, 0.0
+        ),
+        "support": np.where(in_service, capital * rates.support_fraction_per_year / 12.0, 0.0),
         "staff": every_month(rates.staff_usd_per_month, horizon_months),
         "egress": every_month(rates.egress_usd_per_month, horizon_months),
         "residual": at_month(-capital * rates.residual_fraction, horizon_months, horizon_months),

@@ -71,13 +71,13 @@ def average_utilization(
             fleet = float(np.sum(peak_gpus)) * hours_per_month
             if fleet <= 0.0:
                 return np.zeros(lead_shape)
-            return busy.sum(axis=-1) / fleet
+            return np.asarray(busy.sum(axis=-1) / fleet, dtype=np.float64)
         return np.ones(lead_shape)
     months = int(np.count_nonzero(in_service))
     if capacity_gpu_hours_per_month <= 0.0 or months == 0:
         return np.zeros(lead_shape)
     used = np.where(in_service, np.minimum(busy, capacity_gpu_hours_per_month), 0.0)
-    return used.sum(axis=-1) / (capacity_gpu_hours_per_month * months)
+    return np.asarray(used.sum(axis=-1) / (capacity_gpu_hours_per_month * months), dtype=np.float64)
 
 
 def demand_scale_cap(
