@@ -1,0 +1,126 @@
+"""``python manage.py simulate FILE.json [--json]``: price a scenario document and print the result.
+
+Exit codes: 0 success; 2 an invalid document (one ``path: message`` line per problem on stderr,
+nothing on stdout); 1 any other failure.
+"""
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand
+
+from costapp.selectors import engine_gpu_figures, scenario_catalog_refs
+from costapp.tco import jsonio
+from costapp.tco.engine import simulate
+from costapp.tco.errors import ScenarioError
+
+
+class Command(BaseCommand):
+    help = (
+        "Price a scenario document (JSON) and print the result document or a table of key figures."
+    )
+    requires_system_checks: list[str] = []
+
+    def add_arguments(self, parser):
+        parser.add_argument("file", help="the scenario document (JSON); - reads standard input")
+        parser.add_argument(
+            "--json", action="store_true", help="print only the result document as JSON"
+        )
+
+    def handle(self, *args, **options):
+        try:
+            text = (
+                sys.stdin.buffer.read()
+                if options["file"] == "-"
+                else Path(options["file"]).read_bytes()
+            )
+        except OSError as exc:
+            self._fail(1, f"cannot read {options['file']}: {exc.strerror or exc}")
+        try:
+            document = jsonio.loads(text)
+            gpus, _source = engine_gpu_figures()
+            result = simulate(document, gpus, scenario_catalog_refs(document))
+        except ScenarioError as exc:
+            self._fail(2, "\n".join(f"{e.field or '(document)'}: {e.message}" for e in exc.errors))
+        except Exception as exc:  # anything else is a failure of the run, not of the document
+            self._fail(1, f"simulation failed: {type(exc).__name__}: {exc}")
+        if options["json"]:
+            self.stdout.write(json.dumps(result, indent=1, allow_nan=False))
+        else:
+            self.stdout.write(render_table(result))
+
+    def _fail(self, code: int, message: str) -> None:
+        self.stderr.write(message, ending="\n")
+        sys.exit(code)
+
+
+def _money(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.0f}"
+
+
+def _number(value: float | None, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def render_table(result: dict[str, Any]) -> str:
+    """The key figures per option as a plain-text table."""
+    headers = [
+        "option",
+        "type",
+        "gpu",
+        "total USD",
+        "NPV USD",
+        "USD/busy GPU-h",
+        "savings %",
+        "break-even mo",
+        "utilization",
+        "feasible",
+    ]
+    rows = []
+    for option in result["options"]:
+        rows.append(
+            [
+                option["name"],
+                option["type"],
+                option["gpu"],
+                _money(option["total_usd"]),
+                _money(option["npv_usd"]),
+                _number(option["usd_per_busy_gpu_hour"], ".2f"),
+                _number(option["savings_vs_baseline_pct"], ".1f"),
+                _number(option["break_even_month"], ".1f"),
+                _number(option["average_utilization"], ".0%"),
+                "yes" if option["feasible"] else "NO",
+            ]
+        )
+    widths = [max(len(str(r[i])) for r in [headers, *rows]) for i in range(len(headers))]
+    lines = [result["name"], ""]
+    for i, row in enumerate([headers, *rows]):
+        cells = [
+            str(c).ljust(w) if j < 3 else str(c).rjust(w)
+            for j, (c, w) in enumerate(zip(row, widths, strict=True))
+        ]
+        lines.append("  ".join(cells).rstrip())
+        if i == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    lines.append("")
+    lines.append(
+        f"cheapest: {result['cheapest'] or 'none feasible'}   baseline: {result['baseline']}"
+    )
+    if "simulation" in result:
+        lines.append("")
+        lines.append(
+            f"Monte Carlo: {result['simulation']['paths']} paths, seed {result['simulation']['seed']}"
+        )
+        for option in result["options"]:
+            lines.append(
+                f"  {option['name']}: P10 {_money(option['p10_usd'])}  P50 {_money(option['p50_usd'])}  "
+                f"P90 {_money(option['p90_usd'])}  cheapest on {option['probability_cheapest']:.0%} of paths"
+            )
+    for warning in result.get("warnings", []):
+        lines.append(f"warning: {warning}")
+    for option in result["options"]:
+        for warning in option.get("warnings", []):
+            lines.append(f"warning ({option['name']}): {warning}")
+    return "\n".join(lines)
