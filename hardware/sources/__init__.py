@@ -1,0 +1,3 @@
+"""Price sources: one module per format, each turning a file into plain rows and per-row
+rejections (file, line, reason). No database access here; ``hardware.services`` stores the rows.
+"""

@@ -2,6 +2,7 @@
 price history, and no damage from a bad file."""
 
 import csv
+import io
 import time
 from decimal import Decimal
 
@@ -271,7 +272,7 @@ def test_a_row_with_a_bad_price_is_rejected_and_its_stored_price_stays(catalog, 
 
 
 def test_demo_has_providers_prices_egress_tiers_and_no_unstated_zero_price(db):
-    call_command("demo", no_serve=True, stdout=__import__("io").StringIO())
+    call_command("demo", no_serve=True, stdout=io.StringIO())
     assert Provider.objects.count() >= 6
     assert {"aws", "azure", "gcp", "oracle", "lambda", "shadeform", "vast"} <= set(
         Provider.objects.values_list("slug", flat=True)
@@ -318,3 +319,34 @@ def test_demo_quotes_load_once_by_their_reference_and_keep_hand_edits(catalog):
     out = load()
     assert "demo quotes: 0 created, 5 already there" in out
     assert PurchaseQuote.objects.get(reference="DEMO-P-H100-8").status == "accepted"
+
+
+def test_a_row_whose_gpu_count_differs_from_its_stored_offer_is_refused(catalog, skypilot_copy):
+    before = snapshot()
+
+    def halve(rows):
+        for row in rows:
+            if row["InstanceType"] == "gpu_8x_h100_sxm5":
+                row["AcceleratorCount"] = "4.0"
+                row["Price"] = "11.96"
+
+    edit_csv(skypilot_copy / "lambda.csv", halve)
+    out = load(skypilot_dir=skypilot_copy)
+    assert "offer differs from the catalog: 17" in out
+    assert snapshot() == before
+    assert InstanceOffer.objects.get(instance_type="gpu_8x_h100_sxm5").gpu_count == 8
+
+
+def test_a_changed_egress_tier_is_updated_with_the_load_in_its_history(catalog, tmp_path):
+    path = tmp_path / "egress_tiers.csv"
+    text = EGRESS_PATH.read_text(encoding="utf-8")
+    path.write_text(text.replace("oracle,,0.0085,", "oracle,,0.0087,"), encoding="utf-8")
+    out = load(egress=path)
+    assert "egress tiers: 0 created, 1 updated, 15 unchanged, 0 removed" in out
+    tier = EgressTier.objects.get(provider__slug="oracle", up_to_tb=None)
+    assert tier.usd_per_gb == Decimal("0.0087")
+    assert [h.usd_per_gb for h in tier.history.order_by("history_date")] == [
+        Decimal("0.0085"),
+        Decimal("0.0087"),
+    ]
+    assert tier.history.latest().history_change_reason == "loaded from egress_tiers.csv"
