@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from costapp.tco.core import Futures, plan_cost
+from costapp.tco.engine import break_even_scale
+from costapp.tco.results import demand_scale_cap
 
 from .helpers import by_name, plan_of, run
 
@@ -246,3 +250,61 @@ def test_an_option_with_shortfall_is_never_cheapest(doc):
     assert cheapest["feasible"] is True and cheapest["shortfall_gpu_hours"] == 0
     assert cheapest["npv_usd"] == min(o["npv_usd"] for o in feasible)
     assert cheapest is next(o for o in feasible if o["npv_usd"] == cheapest["npv_usd"])
+
+
+@PROPERTY_SETTINGS
+@given(scenarios(), st.lists(positive(0, 2), min_size=1, max_size=4), st.data())
+def test_paths_at_once_equal_paths_one_by_one(doc, multipliers, data):
+    n = len(multipliers)
+    futures = Futures(
+        demand_multiplier=np.array(multipliers),
+        cloud_price_change_per_year=np.array(
+            data.draw(st.lists(positive(-0.5, 0.5), min_size=n, max_size=n))
+        ),
+        usd_per_kwh_multiplier=np.array(
+            data.draw(st.lists(positive(0, 2), min_size=n, max_size=n))
+        ),
+        interruption_overhead=np.array(data.draw(st.lists(positive(0, 1), min_size=n, max_size=n))),
+    )
+    plan = plan_of(doc)
+    together = plan_cost(plan, futures, n, categories=True)
+    for p in range(n):
+        one = Futures(
+            *(
+                np.array([getattr(futures, f)[p]])
+                for f in (
+                    "demand_multiplier",
+                    "cloud_price_change_per_year",
+                    "usd_per_kwh_multiplier",
+                    "interruption_overhead",
+                )
+            )
+        )
+        alone = plan_cost(plan, one, 1, categories=True)
+        np.testing.assert_allclose(
+            alone.monthly_usd[:, 0], together.monthly_usd[:, p], rtol=1e-12, atol=1e-9
+        )
+        np.testing.assert_allclose(
+            alone.breakdown_usd[:, :, 0], together.breakdown_usd[:, :, p], rtol=1e-12, atol=1e-9
+        )
+        np.testing.assert_array_equal(
+            alone.shortfall_gpu_hours[:, 0], together.shortfall_gpu_hours[:, p]
+        )
+
+
+@PROPERTY_SETTINGS
+@given(scenarios())
+def test_at_the_break_even_scale_the_option_and_the_baseline_cost_the_same(doc):
+    plan = plan_of(doc)
+    base = plan.baseline_index
+    for index, option in enumerate(plan.options):
+        scale = break_even_scale(plan, index)
+        if scale is None:
+            continue
+        s_cap = demand_scale_cap(
+            option.busy_gpu_hours, option.capacity_gpu_hours_per_month, option.in_service
+        )
+        assert 0 < scale <= s_cap * (1 + 1e-12)
+        pair = dataclasses.replace(plan, options=(option, plan.options[base]))
+        totals = plan_cost(pair, Futures(demand_multiplier=np.array([scale])), 1).total_usd[:, 0]
+        assert totals[0] == pytest.approx(totals[1], rel=1e-7)
