@@ -394,16 +394,20 @@ def row_percentiles(values: Array, *, overwrite_input: bool = False) -> Array:
 
     Equal to ``np.percentile(values, PERCENTILES, axis=-1)`` bit for bit, faster where many rows
     hold one value on every path (a fixed fee, month 0): such a row's percentiles are that value,
-    and only the other rows are partitioned.
+    and only the other rows are partitioned, run by run of consecutive rows. With
+    ``overwrite_input`` the rows may be reordered in place instead of copied.
     """
     rows = values.reshape(-1, values.shape[-1])
     low = rows.min(axis=1)
     varying = np.flatnonzero(low != rows.max(axis=1))
     out = np.broadcast_to(low, (len(PERCENTILES), len(low))).copy()
-    if len(varying) == len(low):
-        out = np.percentile(rows, PERCENTILES, axis=1, overwrite_input=overwrite_input)
-    elif len(varying):
-        out[:, varying] = np.percentile(rows[varying], PERCENTILES, axis=1, overwrite_input=True)
+    if len(varying):
+        breaks = np.flatnonzero(np.diff(varying) != 1) + 1
+        for run_rows in np.split(varying, breaks):
+            first, stop = int(run_rows[0]), int(run_rows[-1]) + 1
+            out[:, first:stop] = np.percentile(
+                rows[first:stop], PERCENTILES, axis=1, overwrite_input=overwrite_input
+            )
     return out.reshape(len(PERCENTILES), *values.shape[:-1])
 
 
