@@ -137,7 +137,9 @@ X_FRAME_OPTIONS = "DENY"
 # Celery: a real broker when REDIS_URL is set, otherwise tasks run in-process.
 REDIS_URL = env.str("REDIS_URL", default="")
 CELERY_BROKER_URL = REDIS_URL or "memory://"
-CELERY_RESULT_BACKEND = None
+# Results travel back through Redis (a split Monte Carlo run gathers its blocks); none in-process.
+CELERY_RESULT_BACKEND = REDIS_URL or None
+CELERY_RESULT_EXPIRES = 3600
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True

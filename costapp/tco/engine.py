@@ -8,11 +8,12 @@ the Monte Carlo fields when the document asks for paths.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
 
+from . import montecarlo
 from . import results as rs
 from .core import CATEGORIES, Futures, OptionPlan, PathCosts, Plan, plan_build, plan_cost
 from .validation import normalize
@@ -28,19 +29,35 @@ BREAK_EVEN_RELATIVE_TOLERANCE = 1e-12
 
 GpuTable = Mapping[str, Mapping[str, float | None]]
 
+MonteCarloRunner = Callable[[Plan, Mapping[str, Any]], dict[str, dict[str, Any]]]
+"""Computes the uncertainty fields per option name; :func:`montecarlo.run` does it in this
+process, and the Django side can spread the blocks across workers with the same result."""
 
-def simulate(document: Any, gpus: GpuTable, catalog: Any = None) -> dict[str, Any]:
+
+def simulate(
+    document: Any,
+    gpus: GpuTable,
+    catalog: Any = None,
+    *,
+    monte_carlo: MonteCarloRunner = montecarlo.run,
+) -> dict[str, Any]:
     """The result document of a scenario document [USD, GPU-h, months].
 
     Validates and normalises ``document`` (raising ``ScenarioError`` when it is invalid), then
     computes every option's costs and figures.
     """
     normalized = normalize(document, gpus, catalog)
-    return simulate_normalized(normalized.document, gpus, normalized.warnings)
+    return simulate_normalized(
+        normalized.document, gpus, normalized.warnings, monte_carlo=monte_carlo
+    )
 
 
 def simulate_normalized(
-    inputs: Mapping[str, Any], gpus: GpuTable, warnings: Iterable[str] = ()
+    inputs: Mapping[str, Any],
+    gpus: GpuTable,
+    warnings: Iterable[str] = (),
+    *,
+    monte_carlo: MonteCarloRunner = montecarlo.run,
 ) -> dict[str, Any]:
     """The result document of an already normalised scenario; ``warnings`` are normalisation's."""
     plan = plan_build(inputs, gpus)
@@ -53,7 +70,9 @@ def simulate_normalized(
     ]
     simulation = plan.inputs.get("simulation")
     if simulation and int(simulation.get("paths") or 0) > 0:
-        _merge_monte_carlo(plan, simulation, options)
+        figures = monte_carlo(plan, simulation)
+        for option in options:
+            option.update(figures[option["name"]])
     result: dict[str, Any] = {
         "name": plan.inputs["name"],
         "cheapest": None if cheapest is None else plan.options[cheapest].name,
@@ -67,18 +86,6 @@ def simulate_normalized(
     if simulation and int(simulation.get("paths") or 0) > 0:
         result["simulation"] = simulation
     return result
-
-
-def _merge_monte_carlo(
-    plan: Plan, simulation: Mapping[str, Any], options: list[dict[str, Any]]
-) -> None:
-    try:
-        from .montecarlo import run as montecarlo_run
-    except ImportError:
-        return
-    figures = montecarlo_run(plan, simulation)
-    for option in options:
-        option.update(figures.get(option["name"], {}))
 
 
 def option_results(plan: Plan, costs: PathCosts) -> list[dict[str, Any]]:

@@ -191,7 +191,6 @@ def test_a_speed_ratio_fallback_is_a_warning():
 
 
 def test_a_simulation_adds_its_figures_to_every_option_and_echoes_its_settings():
-    pytest.importorskip("costapp.tco.montecarlo")
     doc = scenario("uncertain-h100-fleet")
     doc["simulation"]["paths"] = 300
     result = simulate(doc, gpu_figures())

@@ -1,0 +1,64 @@
+"""Writes and orchestration for the cost side.
+
+Services are keyword-only; they call the engine (``costapp.tco``) with plain numbers that the
+selectors looked up, and hand work to Celery tasks where it can be spread across workers.
+"""
+
+from collections.abc import Mapping
+from typing import Any
+
+from celery import group
+
+from costapp.selectors import engine_gpu_figures, scenario_catalog_refs
+from costapp.tco import montecarlo
+from costapp.tco.core import Plan, plan_build
+from costapp.tco.engine import simulate
+
+BLOCKS_PER_TASK = 10
+"""Monte Carlo blocks (of 1 000 paths) one worker task computes."""
+SPLIT_TIMEOUT_S = 600
+
+
+def montecarlo_blocks_compute(
+    *, inputs: Mapping[str, Any], gpus: Mapping[str, Any], block_indices: list[int]
+) -> dict[str, Any]:
+    """Cost some Monte Carlo blocks of a normalised scenario; the JSON payload of the results."""
+    plan = plan_build(inputs, gpus)
+    results = montecarlo.blocks_compute(plan, inputs["simulation"], block_indices)
+    return montecarlo.block_results_to_payload(results)
+
+
+def _split_monte_carlo(blocks_per_task: int):
+    """A Monte Carlo runner that spreads the blocks over Celery tasks and merges them exactly."""
+    from costapp.tasks import montecarlo_blocks
+
+    def run(plan: Plan, simulation: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+        blocks = list(range(montecarlo.block_count(int(simulation["paths"]))))
+        chunks = [blocks[i : i + blocks_per_task] for i in range(0, len(blocks), blocks_per_task)]
+        job = group(
+            montecarlo_blocks.s(inputs=plan.inputs, gpus=plan.gpus, block_indices=chunk)
+            for chunk in chunks
+        ).apply_async()
+        payloads = job.get(timeout=SPLIT_TIMEOUT_S)
+        summary = montecarlo.blocks_merge(
+            [montecarlo.block_results_from_payload(payload) for payload in payloads]
+        )
+        return montecarlo.summary_fields(plan, summary)
+
+    return run
+
+
+def scenario_simulate(
+    *, document: Any, split: bool = False, blocks_per_task: int = BLOCKS_PER_TASK
+) -> dict[str, Any]:
+    """The result document of a scenario document, with catalog references resolved.
+
+    With ``split``, the Monte Carlo blocks are computed by Celery tasks (real workers when a
+    broker is configured, in-process otherwise) and merged; the result is the same bit for bit.
+    Raises ``ScenarioError`` for an invalid document.
+    """
+    gpus, _source = engine_gpu_figures()
+    catalog = scenario_catalog_refs(document)
+    if not split:
+        return simulate(document, gpus, catalog)
+    return simulate(document, gpus, catalog, monte_carlo=_split_monte_carlo(blocks_per_task))
