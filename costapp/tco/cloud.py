@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .demand import excess_gpu_hours
+from .demand import excess_gpu_hours, within_capacity
 from .egress import cloud_egress_usd
-from .finance import every_month, renewal_factor, term_starts, trend_factor
+from .finance import every_month, renewal_factor, single_term, term_starts, trend_factor
 
 Array = NDArray[np.float64]
 
@@ -98,7 +98,10 @@ def rented_compute_usd(
         billed = np.maximum(peak_gpus * hours_per_month, busy_gpu_hours)
     else:
         billed = busy_gpu_hours
-    return billed * usd_per_gpu_hour * trend * (1.0 + paths_column(overhead))
+    compute = billed * usd_per_gpu_hour * trend
+    if np.ndim(overhead) == 0 and float(overhead) == 0.0:
+        return compute  # × (1 + 0) changes nothing
+    return compute * (1.0 + paths_column(overhead))
 
 
 def committed_base_usd(
@@ -112,15 +115,13 @@ def committed_base_usd(
     """Committed GPUs paid every hour of months ``1 … H`` at the renewed rate [USD/month].
 
     ``committed_gpus × hours × rate × (1 + c) ** (T(m) / 12)``; shape ``(H + 1,)`` or ``(P, H + 1)``.
+    With a single term the factor is exactly 1 whatever ``c``, and the result is ``(H + 1,)``.
     """
+    base = committed_gpus * hours_per_month * usd_per_gpu_hour
+    if single_term(term_months, horizon_months):
+        return base * every_month(1.0, horizon_months)
     factor = renewal_factor(price_change_per_year, term_months, horizon_months)
-    return (
-        committed_gpus
-        * hours_per_month
-        * usd_per_gpu_hour
-        * factor
-        * every_month(1.0, horizon_months)
-    )
+    return base * factor * every_month(1.0, horizon_months)
 
 
 def upfront_usd(upfront_usd_per_term: float, term_months: int, horizon_months: int) -> Array:
@@ -131,6 +132,85 @@ def upfront_usd(upfront_usd_per_term: float, term_months: int, horizon_months: i
 def support_usd(support_fraction: float, compute_usd: Array, egress_usd: Array) -> Array:
     """``support[m] = support_fraction × (compute[m] + egress[m])`` [USD/month]."""
     return support_fraction * (compute_usd + egress_usd)
+
+
+def cloud_fixed_costs(rates: CloudRates, horizon_months: int) -> dict[str, Array]:
+    """The categories that never depend on the path [USD/month], each ``(H + 1,)``.
+
+    ``upfront`` (committed billing) and ``egress``, in the order :func:`cloud_costs` gives them.
+    """
+    costs: dict[str, Array] = {}
+    if rates.billing == "committed":
+        costs["upfront"] = upfront_usd(rates.upfront_usd, rates.term_months, horizon_months)
+    costs["egress"] = every_month(rates.egress_usd_per_month, horizon_months)
+    return costs
+
+
+def cloud_path_costs(
+    rates: CloudRates,
+    busy_gpu_hours: Array,
+    peak_gpus: Array,
+    hours_per_month: float,
+    horizon_months: int,
+    price_change_per_year: ArrayLike | None = None,
+    interruption_overhead: ArrayLike | None = None,
+    *,
+    trend: Array | None = None,
+    busy_bound_gpu_hours: float | None = None,
+) -> tuple[dict[str, Array], Array]:
+    """The categories that may depend on the path [USD/month] and shortfall per path [GPU-h].
+
+    ``compute``, and ``support`` unless ``support_fraction`` is 0 (then support is nothing).
+    Arguments as :func:`cloud_costs`, and: ``trend``, ``k[m]`` for the ``c`` in use when the
+    caller has it already (``(H + 1,)`` or ``(P, H + 1)``); ``busy_bound_gpu_hours``, an upper
+    bound of ``|busy_gpu_hours|`` [GPU-h/month] (computed when None) that skips the overflow of
+    a commitment when it cannot exceed it.
+    """
+    c = rates.price_change_per_year if price_change_per_year is None else price_change_per_year
+    n_paths = busy_gpu_hours.shape[0]
+    shortfall = np.zeros(n_paths)
+    costs: dict[str, Array] = {}
+    if rates.billing == "committed":
+        capacity = rates.committed_gpus * hours_per_month
+        compute = committed_base_usd(
+            rates.committed_gpus,
+            hours_per_month,
+            rates.usd_per_gpu_hour,
+            c,
+            rates.term_months,
+            horizon_months,
+        )
+        if busy_bound_gpu_hours is None:
+            busy_bound_gpu_hours = float(np.max(np.abs(busy_gpu_hours), initial=0.0))
+        if not within_capacity(busy_bound_gpu_hours, capacity):
+            overflow = excess_gpu_hours(busy_gpu_hours, capacity)  # beyond the commitment
+            if rates.on_demand_usd_per_gpu_hour is None:
+                shortfall = overflow.sum(axis=-1)
+            else:
+                k = trend_factor(c, horizon_months) if trend is None else trend
+                compute = compute + overflow * rates.on_demand_usd_per_gpu_hour * k
+    else:
+        overhead: ArrayLike = 0.0
+        if rates.billing == "spot":
+            overhead = (
+                rates.interruption_overhead
+                if interruption_overhead is None
+                else interruption_overhead
+            )
+        compute = rented_compute_usd(
+            busy_gpu_hours,
+            peak_gpus,
+            hours_per_month,
+            rates.usd_per_gpu_hour,
+            trend_factor(c, horizon_months) if trend is None else trend,
+            rates.scaling,
+            overhead,
+        )
+    costs["compute"] = compute
+    if rates.support_fraction != 0.0:
+        egress = every_month(rates.egress_usd_per_month, horizon_months)
+        costs["support"] = support_usd(rates.support_fraction, compute, egress)
+    return costs, shortfall
 
 
 def cloud_costs(
@@ -146,48 +226,16 @@ def cloud_costs(
 
     ``busy_gpu_hours``: ``(P, H + 1)`` with month 0 zero; ``peak_gpus``: ``(H + 1,)``.
     ``price_change_per_year`` / ``interruption_overhead``: ``(P,)`` per-path replacements, or None
-    for the option's own values.
+    for the option's own values. The categories of :func:`cloud_fixed_costs` and
+    :func:`cloud_path_costs` together.
     """
-    c = rates.price_change_per_year if price_change_per_year is None else price_change_per_year
-    trend = trend_factor(c, horizon_months)
-    n_paths = busy_gpu_hours.shape[0]
-    shortfall = np.zeros(n_paths)
-    costs: dict[str, Array] = {}
-    if rates.billing == "committed":
-        capacity = rates.committed_gpus * hours_per_month
-        compute = committed_base_usd(
-            rates.committed_gpus,
-            hours_per_month,
-            rates.usd_per_gpu_hour,
-            c,
-            rates.term_months,
-            horizon_months,
-        )
-        overflow = excess_gpu_hours(busy_gpu_hours, capacity)  # beyond the commitment
-        if rates.on_demand_usd_per_gpu_hour is None:
-            shortfall = overflow.sum(axis=-1)
-        else:
-            compute = compute + overflow * rates.on_demand_usd_per_gpu_hour * trend
-        costs["upfront"] = upfront_usd(rates.upfront_usd, rates.term_months, horizon_months)
-    else:
-        overhead: ArrayLike = 0.0
-        if rates.billing == "spot":
-            overhead = (
-                rates.interruption_overhead
-                if interruption_overhead is None
-                else interruption_overhead
-            )
-        compute = rented_compute_usd(
-            busy_gpu_hours,
-            peak_gpus,
-            hours_per_month,
-            rates.usd_per_gpu_hour,
-            trend,
-            rates.scaling,
-            overhead,
-        )
-    egress = every_month(rates.egress_usd_per_month, horizon_months)
-    costs["compute"] = compute
-    costs["egress"] = egress
-    costs["support"] = support_usd(rates.support_fraction, compute, egress)
-    return costs, shortfall
+    path_costs, shortfall = cloud_path_costs(
+        rates,
+        busy_gpu_hours,
+        peak_gpus,
+        hours_per_month,
+        horizon_months,
+        price_change_per_year,
+        interruption_overhead,
+    )
+    return {**cloud_fixed_costs(rates, horizon_months), **path_costs}, shortfall

@@ -9,7 +9,7 @@ months. The deterministic result is ``P = 1`` with every :class:`Futures` field 
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,11 +17,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import demand as dm
-from .cloud import CloudRates, cloud_costs, cloud_rates
-from .dedicated import DedicatedRates, dedicated_costs, dedicated_rates
+from .cloud import CloudRates, cloud_fixed_costs, cloud_path_costs, cloud_rates
+from .dedicated import DedicatedRates, dedicated_fixed_costs, dedicated_path_costs, dedicated_rates
 from .errors import FieldError, ScenarioError
-from .finance import ceil_tolerant, discount_factors
-from .on_prem import OnPremRates, on_prem_costs, on_prem_rates
+from .finance import ceil_tolerant, discount_factors, trend_factor
+from .on_prem import OnPremRates, on_prem_fixed_costs, on_prem_path_costs, on_prem_rates
 
 Array = NDArray[np.float64]
 GpuFigures = Mapping[str, float | None]
@@ -74,6 +74,12 @@ class OptionPlan:
     capacity_gpu_hours_per_month: float | None  # [GPU-h/month]; None for on-demand and spot
     in_service: NDArray[np.bool_]  # months 1 … H in service, shape (H,)
     rates: CloudRates | DedicatedRates | OnPremRates
+    busy_with_month_zero: Array  # busy_o, months 0 … H (month 0 zero), shape (H + 1,) [GPU-h/month]
+    peak_with_month_zero: Array  # peak_o, months 0 … H (month 0 zero), shape (H + 1,) [GPUs]
+    busy_abs_max_gpu_hours: float  # max |busy_o| over the months [GPU-h/month]
+    trend: Array | None  # cloud: k[m] at the option's own c, shape (H + 1,); else None
+    fixed_costs: dict[str, Array]  # categories that never depend on the path, (H + 1,) [USD/month]
+    fixed_usd: Array  # their sum, in that order, shape (H + 1,) [USD/month]
     warnings: tuple[str, ...] = ()
 
 
@@ -223,6 +229,7 @@ def _option_plan(
             in_service = np.arange(1, horizon + 1) > rates.lead_time_months
     else:
         raise ValueError(f"unknown option type {kind!r}")
+    fixed_costs = _fixed_costs(rates, horizon)
     return OptionPlan(
         index=index,
         name=str(option["name"]),
@@ -238,8 +245,35 @@ def _option_plan(
         capacity_gpu_hours_per_month=capacity,
         in_service=in_service,
         rates=rates,
+        busy_with_month_zero=_with_month_zero(busy),
+        peak_with_month_zero=_with_month_zero(peak),
+        busy_abs_max_gpu_hours=float(np.max(np.abs(busy), initial=0.0)),
+        trend=trend_factor(rates.price_change_per_year, horizon)
+        if isinstance(rates, CloudRates)
+        else None,
+        fixed_costs=fixed_costs,
+        fixed_usd=_sum_months(fixed_costs.values(), horizon),
         warnings=tuple(warnings),
     )
+
+
+def _fixed_costs(
+    rates: CloudRates | DedicatedRates | OnPremRates, horizon: int
+) -> dict[str, Array]:
+    """An option's categories that never depend on the path [USD/month], each ``(H + 1,)``."""
+    if isinstance(rates, CloudRates):
+        return cloud_fixed_costs(rates, horizon)
+    if isinstance(rates, DedicatedRates):
+        return dedicated_fixed_costs(rates, horizon)
+    return on_prem_fixed_costs(rates, horizon)
+
+
+def _sum_months(months: Iterable[Array], horizon: int) -> Array:
+    """Sum of ``(H + 1,)`` month arrays in the order given, zeros when there are none [USD/month]."""
+    total = np.zeros(horizon + 1)
+    for array in months:
+        total += array
+    return total
 
 
 def _check_commitment(index: int, rates: CloudRates, busy: Array, capacity: float) -> None:
@@ -270,39 +304,60 @@ def _check_paths(name: str, value: Array | None, n_paths: int) -> Array | None:
     return array
 
 
-def option_costs(
+def option_path_costs(
     option: OptionPlan,
     futures: Futures,
     n_paths: int,
     hours_per_month: float,
     horizon_months: int,
+    *,
+    cloud_trend: Array | None = None,
+    multiplier_bound: float = 1.0,
 ) -> tuple[dict[str, Array], Array]:
-    """One option's monthly costs by category [USD/month, broadcastable to (P, H + 1)] and shortfall (P,) [GPU-h]."""
-    busy = _with_month_zero(option.busy_gpu_hours)[np.newaxis, :]
+    """One option's categories that may depend on the path [USD/month, broadcastable to
+    (P, H + 1)] and its shortfall (P,) [GPU-h]; the others are ``option.fixed_costs``.
+
+    ``cloud_trend``: ``k[m]`` at the simulated ``c`` (``(P, H + 1)``), shared by the cloud
+    options; None uses the option's own ``option.trend``. ``multiplier_bound``: an upper bound
+    of ``|futures.demand_multiplier|`` [dimensionless] (1 without one).
+    """
+    busy = option.busy_with_month_zero[np.newaxis, :]
     if futures.demand_multiplier is not None:
         busy = futures.demand_multiplier[:, np.newaxis] * busy
     busy = np.broadcast_to(busy, (n_paths, horizon_months + 1))
+    busy_bound = multiplier_bound * option.busy_abs_max_gpu_hours
     if isinstance(option.rates, CloudRates):
-        return cloud_costs(
+        return cloud_path_costs(
             option.rates,
             busy,
-            _with_month_zero(option.peak_gpus),
+            option.peak_with_month_zero,
             hours_per_month,
             horizon_months,
             futures.cloud_price_change_per_year,
             futures.interruption_overhead,
+            trend=option.trend if cloud_trend is None else cloud_trend,
+            busy_bound_gpu_hours=busy_bound,
         )
     if isinstance(option.rates, DedicatedRates):
-        return dedicated_costs(option.rates, busy, hours_per_month, horizon_months)
-    return on_prem_costs(
-        option.rates, busy, hours_per_month, horizon_months, futures.usd_per_kwh_multiplier
+        return dedicated_path_costs(
+            option.rates, busy, hours_per_month, busy_bound_gpu_hours=busy_bound
+        )
+    return on_prem_path_costs(
+        option.rates,
+        busy,
+        hours_per_month,
+        horizon_months,
+        futures.usd_per_kwh_multiplier,
+        busy_bound_gpu_hours=busy_bound,
     )
 
 
 def plan_cost(plan: Plan, futures: Futures, n_paths: int, *, categories: bool = False) -> PathCosts:
     """Price every option of ``plan`` on ``n_paths`` futures at once [USD, GPU-h].
 
-    Vectorized over paths and months; loops only over options and categories.
+    Vectorized over paths and months; loops only over options and categories. An option's
+    monthly cost is its path-independent costs (summed once, in :func:`plan_build`) plus those
+    that depend on the path; with ``categories`` each category is kept apart as well.
     """
     futures = Futures(
         demand_multiplier=_check_paths("demand_multiplier", futures.demand_multiplier, n_paths),
@@ -319,16 +374,35 @@ def plan_cost(plan: Plan, futures: Futures, n_paths: int, *, categories: bool = 
     horizon = plan.horizon_months
     n_options = len(plan.options)
     shape = (n_paths, horizon + 1)
-    monthly = np.zeros((n_options, *shape))
-    shortfall = np.zeros((n_options, n_paths))
+    monthly = np.empty((n_options, *shape))
+    shortfall = np.empty((n_options, n_paths))
     breakdown = np.zeros((n_options, len(CATEGORIES), *shape)) if categories else None
+    multiplier_bound = 1.0
+    if futures.demand_multiplier is not None:
+        multiplier_bound = float(np.max(np.abs(futures.demand_multiplier), initial=0.0))
+    cloud_trend = None
+    c = futures.cloud_price_change_per_year
+    if c is not None and any(isinstance(o.rates, CloudRates) for o in plan.options):
+        cloud_trend = trend_factor(c, horizon)  # once for every cloud option
     for o, option in enumerate(plan.options):
-        costs, option_shortfall = option_costs(
-            option, futures, n_paths, plan.hours_per_month, horizon
+        costs, option_shortfall = option_path_costs(
+            option,
+            futures,
+            n_paths,
+            plan.hours_per_month,
+            horizon,
+            cloud_trend=cloud_trend,
+            multiplier_bound=multiplier_bound,
         )
-        for name, usd in costs.items():
-            monthly[o] += usd
-            if breakdown is not None:
+        parts = list(costs.values())
+        if parts:
+            np.add(parts[0], option.fixed_usd, out=monthly[o])
+            for usd in parts[1:]:
+                monthly[o] += usd
+        else:
+            monthly[o] = option.fixed_usd
+        if breakdown is not None:
+            for name, usd in (*option.fixed_costs.items(), *costs.items()):
                 breakdown[o, CATEGORY_INDEX[name]] += usd
         shortfall[o] = option_shortfall
     return PathCosts(

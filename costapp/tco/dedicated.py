@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .demand import excess_gpu_hours
+from .demand import excess_gpu_hours, within_capacity
 from .egress import overage_egress_usd
 from .finance import at_month, every_month
 
@@ -59,6 +59,43 @@ def burst_or_shortfall(
     return excess_gpu_hours_ * burst_usd_per_gpu_hour, np.zeros(excess_gpu_hours_.shape[:-1])
 
 
+def dedicated_fixed_costs(rates: DedicatedRates, horizon_months: int) -> dict[str, Array]:
+    """The categories that never depend on the path [USD/month], each ``(H + 1,)``.
+
+    ``compute`` (the servers' monthly fee), ``egress`` and ``setup`` (month 0).
+    """
+    return {
+        "compute": every_month(rates.servers * rates.usd_per_server_month, horizon_months),
+        "egress": every_month(rates.egress_usd_per_month, horizon_months),
+        "setup": at_month(rates.setup_usd, 0, horizon_months),
+    }
+
+
+def dedicated_path_costs(
+    rates: DedicatedRates,
+    busy_gpu_hours: Array,
+    hours_per_month: float,
+    *,
+    busy_bound_gpu_hours: float | None = None,
+) -> tuple[dict[str, Array], Array]:
+    """``burst`` [USD/month] when there is work beyond the servers and a burst rate, and
+    shortfall per path [GPU-h].
+
+    ``busy_gpu_hours``: ``(P, H + 1)``; ``busy_bound_gpu_hours``: an upper bound of its absolute
+    values [GPU-h/month] (computed when None); within capacity there is neither burst nor
+    shortfall, and nothing is computed over paths and months.
+    """
+    capacity = capacity_gpu_hours(rates.servers, rates.gpus_per_server, hours_per_month)
+    if busy_bound_gpu_hours is None:
+        busy_bound_gpu_hours = float(np.max(np.abs(busy_gpu_hours), initial=0.0))
+    if within_capacity(busy_bound_gpu_hours, capacity):
+        return {}, np.zeros(busy_gpu_hours.shape[:-1])
+    burst, shortfall = burst_or_shortfall(
+        excess_gpu_hours(busy_gpu_hours, capacity), rates.burst_usd_per_gpu_hour
+    )
+    return ({} if burst is None else {"burst": burst}), shortfall
+
+
 def dedicated_costs(
     rates: DedicatedRates,
     busy_gpu_hours: Array,
@@ -67,17 +104,8 @@ def dedicated_costs(
 ) -> tuple[dict[str, Array], Array]:
     """Monthly costs by category [USD/month] and shortfall per path [GPU-h] of a dedicated option.
 
-    ``busy_gpu_hours``: ``(P, H + 1)`` with month 0 zero.
+    ``busy_gpu_hours``: ``(P, H + 1)`` with month 0 zero. The categories of
+    :func:`dedicated_fixed_costs` and :func:`dedicated_path_costs` together.
     """
-    capacity = capacity_gpu_hours(rates.servers, rates.gpus_per_server, hours_per_month)
-    costs: dict[str, Array] = {
-        "compute": every_month(rates.servers * rates.usd_per_server_month, horizon_months),
-        "egress": every_month(rates.egress_usd_per_month, horizon_months),
-        "setup": at_month(rates.setup_usd, 0, horizon_months),
-    }
-    burst, shortfall = burst_or_shortfall(
-        excess_gpu_hours(busy_gpu_hours, capacity), rates.burst_usd_per_gpu_hour
-    )
-    if burst is not None:
-        costs["burst"] = burst
-    return costs, shortfall
+    path_costs, shortfall = dedicated_path_costs(rates, busy_gpu_hours, hours_per_month)
+    return {**dedicated_fixed_costs(rates, horizon_months), **path_costs}, shortfall

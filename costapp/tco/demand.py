@@ -288,3 +288,14 @@ def excess_gpu_hours(busy_gpu_hours: Array, capacity_gpu_hours: float) -> Array:
     """
     excess = np.asarray(busy_gpu_hours, dtype=np.float64) - capacity_gpu_hours
     return np.where(excess > CEIL_TOLERANCE * max(1.0, abs(capacity_gpu_hours)), excess, 0.0)
+
+
+def within_capacity(busy_bound_gpu_hours: float, capacity_gpu_hours: float) -> bool:
+    """True when :func:`excess_gpu_hours` is zero in every month and path, judged on one scalar.
+
+    ``busy_bound_gpu_hours`` [GPU-h/month] bounds ``|busy_o|`` in every month and path (for
+    instance ``max |multiplier| × max |busy_o|``: float rounding keeps such a product an upper
+    bound). False (compute the excess) when the bound is NaN.
+    """
+    excess = busy_bound_gpu_hours - capacity_gpu_hours
+    return bool(excess <= CEIL_TOLERANCE * max(1.0, abs(capacity_gpu_hours)))

@@ -47,9 +47,16 @@ def renewal_factor(
     :func:`trend_factor`. Month 0 gets the first term's factor (1).
     """
     c = np.asarray(price_change_per_year, dtype=np.float64)[..., np.newaxis]
-    months = np.arange(horizon_months + 1)
-    term_start = term_months * np.floor_divide(np.maximum(months - 1, 0), term_months)
-    return (1.0 + c) ** (term_start.astype(np.float64) / 12.0)
+    term = np.floor_divide(np.maximum(np.arange(horizon_months + 1) - 1, 0), term_months)
+    # One power per term (not per month): the factor is the same within a term.
+    starts = term_months * np.arange(int(term[-1]) + 1)
+    per_term = (1.0 + c) ** (starts.astype(np.float64) / 12.0)
+    return np.take(per_term, term, axis=-1)
+
+
+def single_term(term_months: int, horizon_months: int) -> bool:
+    """True when months ``1 … H`` fall in one term, so that :func:`renewal_factor` is 1 throughout."""
+    return term_months >= horizon_months
 
 
 def term_starts(term_months: int, horizon_months: int) -> Array:

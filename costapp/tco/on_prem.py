@@ -15,7 +15,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .cloud import paths_column
 from .dedicated import burst_or_shortfall, capacity_gpu_hours
-from .demand import excess_gpu_hours
+from .demand import excess_gpu_hours, within_capacity
 from .finance import at_month, every_month, financing_schedule_usd
 
 Array = NDArray[np.float64]
@@ -124,6 +124,82 @@ def capex_schedule_usd(rates: OnPremRates, horizon_months: int) -> tuple[str, Ar
     )
 
 
+def on_prem_fixed_costs(rates: OnPremRates, horizon_months: int) -> dict[str, Array]:
+    """The categories that never depend on the path [USD/month], each ``(H + 1,)``.
+
+    ``capex`` or ``financing``, then ``colo`` and ``support`` (in service), ``staff``,
+    ``egress`` and ``residual`` (month H, negative), in the order :func:`on_prem_costs` gives
+    them.
+    """
+    in_service = in_service_months(rates.lead_time_months, horizon_months)
+    capital = rates.capex_usd
+    category, schedule = capex_schedule_usd(rates, horizon_months)
+    return {
+        category: schedule,
+        "colo": np.where(
+            in_service, rates.servers * rates.server_kw * rates.colo_usd_per_kw_month, 0.0
+        ),
+        "support": np.where(in_service, capital * rates.support_fraction_per_year / 12.0, 0.0),
+        "staff": every_month(rates.staff_usd_per_month, horizon_months),
+        "egress": every_month(rates.egress_usd_per_month, horizon_months),
+        "residual": at_month(-capital * rates.residual_fraction, horizon_months, horizon_months),
+    }
+
+
+def on_prem_path_costs(
+    rates: OnPremRates,
+    busy_gpu_hours: Array,
+    hours_per_month: float,
+    horizon_months: int,
+    usd_per_kwh_multiplier: ArrayLike | None = None,
+    *,
+    busy_bound_gpu_hours: float | None = None,
+) -> tuple[dict[str, Array], Array]:
+    """The categories that depend on the path [USD/month] and shortfall per path [GPU-h].
+
+    ``power`` (in service); ``bridge`` before service when there is a lead time and a bridge
+    rate; ``burst`` when work may exceed the servers and there is a burst rate. Arguments as
+    :func:`on_prem_costs`, and ``busy_bound_gpu_hours``, an upper bound of ``|busy_gpu_hours|``
+    [GPU-h/month] (computed when None) that skips the burst when it cannot exceed capacity.
+    """
+    capacity = capacity_gpu_hours(rates.servers, rates.gpus_per_server, hours_per_month)
+    in_service = in_service_months(rates.lead_time_months, horizon_months)
+    before = before_service_months(rates.lead_time_months, horizon_months)
+    usd_per_kwh: ArrayLike = rates.usd_per_kwh
+    if usd_per_kwh_multiplier is not None:
+        usd_per_kwh = rates.usd_per_kwh * np.asarray(usd_per_kwh_multiplier, dtype=np.float64)
+    power = power_usd(
+        rates.servers,
+        rates.server_kw,
+        rates.idle_power_fraction,
+        load_fraction(busy_gpu_hours, capacity),
+        rates.pue,
+        hours_per_month,
+        usd_per_kwh,
+    )
+    np.copyto(power, 0.0, where=~in_service)  # no power before service (a fresh array)
+    costs: dict[str, Array] = {"power": power}
+    shortfall = np.zeros(busy_gpu_hours.shape[:-1])
+    if before.any():
+        bridge, bridge_shortfall = burst_or_shortfall(
+            np.where(before, busy_gpu_hours, 0.0), rates.bridge_usd_per_gpu_hour
+        )
+        if bridge is not None:
+            costs["bridge"] = bridge
+        shortfall = shortfall + bridge_shortfall
+    if busy_bound_gpu_hours is None:
+        busy_bound_gpu_hours = float(np.max(np.abs(busy_gpu_hours), initial=0.0))
+    if not within_capacity(busy_bound_gpu_hours, capacity):
+        burst, burst_shortfall = burst_or_shortfall(
+            np.where(in_service, excess_gpu_hours(busy_gpu_hours, capacity), 0.0),
+            rates.burst_usd_per_gpu_hour,
+        )
+        if burst is not None:
+            costs["burst"] = burst
+        shortfall = shortfall + burst_shortfall
+    return costs, shortfall
+
+
 def on_prem_costs(
     rates: OnPremRates,
     busy_gpu_hours: Array,
@@ -134,44 +210,9 @@ def on_prem_costs(
     """Monthly costs by category [USD/month] and shortfall per path [GPU-h] of an on-prem option.
 
     ``busy_gpu_hours``: ``(P, H + 1)`` with month 0 zero; ``usd_per_kwh_multiplier``: ``(P,)`` or None.
+    The categories of :func:`on_prem_fixed_costs` and :func:`on_prem_path_costs` together.
     """
-    capacity = capacity_gpu_hours(rates.servers, rates.gpus_per_server, hours_per_month)
-    in_service = in_service_months(rates.lead_time_months, horizon_months)
-    before = before_service_months(rates.lead_time_months, horizon_months)
-    usd_per_kwh: ArrayLike = rates.usd_per_kwh
-    if usd_per_kwh_multiplier is not None:
-        usd_per_kwh = rates.usd_per_kwh * np.asarray(usd_per_kwh_multiplier, dtype=np.float64)
-    capital = rates.capex_usd
-    category, schedule = capex_schedule_usd(rates, horizon_months)
-    power = power_usd(
-        rates.servers,
-        rates.server_kw,
-        rates.idle_power_fraction,
-        load_fraction(busy_gpu_hours, capacity),
-        rates.pue,
-        hours_per_month,
-        usd_per_kwh,
+    path_costs, shortfall = on_prem_path_costs(
+        rates, busy_gpu_hours, hours_per_month, horizon_months, usd_per_kwh_multiplier
     )
-    costs: dict[str, Array] = {
-        category: schedule,
-        "power": np.where(in_service, power, 0.0),
-        "colo": np.where(
-            in_service, rates.servers * rates.server_kw * rates.colo_usd_per_kw_month, 0.0
-        ),
-        "support": np.where(in_service, capital * rates.support_fraction_per_year / 12.0, 0.0),
-        "staff": every_month(rates.staff_usd_per_month, horizon_months),
-        "egress": every_month(rates.egress_usd_per_month, horizon_months),
-        "residual": at_month(-capital * rates.residual_fraction, horizon_months, horizon_months),
-    }
-    bridge, bridge_shortfall = burst_or_shortfall(
-        np.where(before, busy_gpu_hours, 0.0), rates.bridge_usd_per_gpu_hour
-    )
-    burst, burst_shortfall = burst_or_shortfall(
-        np.where(in_service, excess_gpu_hours(busy_gpu_hours, capacity), 0.0),
-        rates.burst_usd_per_gpu_hour,
-    )
-    if bridge is not None:
-        costs["bridge"] = bridge
-    if burst is not None:
-        costs["burst"] = burst
-    return costs, bridge_shortfall + burst_shortfall
+    return {**on_prem_fixed_costs(rates, horizon_months), **path_costs}, shortfall
