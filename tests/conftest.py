@@ -174,7 +174,8 @@ def browser(chromium_executable):
     """Headless Debian Chromium driven by Playwright (Playwright never downloads a browser)."""
     # Playwright's sync API runs an event loop in this thread; the live server's ORM calls happen
     # in the server's own thread, and the test's own ORM calls are not concurrent with it.
-    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
@@ -192,6 +193,10 @@ def browser(chromium_executable):
         )
         yield instance
         instance.close()
+    if previous is None:
+        del os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"]
+    else:
+        os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
 
 
 @pytest.fixture

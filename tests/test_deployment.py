@@ -147,7 +147,8 @@ def test_the_commands_the_containers_run_exist():
 
 
 def production_env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in {"DEBUG", "SECURE_SSL_REDIRECT"}}
+    local_only = {"DEBUG", "SECURE_SSL_REDIRECT", "DJANGO_ALLOW_ASYNC_UNSAFE"}
+    env = {k: v for k, v in os.environ.items() if k not in local_only}
     env.update(
         {
             "DJANGO_SETTINGS_MODULE": "costapp.settings",
