@@ -286,10 +286,9 @@ def blocks_compute(
         npv[:, start : start + n] = costs.npv_usd
         feasible[:, start : start + n] = ~(costs.shortfall_gpu_hours > 0.0)
         if keep:
-            np.cumsum(
-                np.swapaxes(costs.monthly_usd[:, :keep, :], 1, 2),
-                axis=1,
-                out=cumulative[:, :, cumulative_start : cumulative_start + keep],
+            running_sums(
+                costs.monthly_usd[:, :keep, :],
+                cumulative[:, :, cumulative_start : cumulative_start + keep],
             )
         start += n
         cumulative_start += keep
@@ -301,6 +300,19 @@ def blocks_compute(
         feasible=feasible,
         cumulative_usd=cumulative,
     )
+
+
+def running_sums(monthly_usd: Array, out: Array) -> None:
+    """Write the running sum over months of ``monthly_usd`` (O, n, H + 1) into ``out``
+    (O, H + 1, n) [USD].
+
+    Month by month, ``out[:, m] = out[:, m - 1] + monthly_usd[:, :, m]``: the same additions in
+    the same order as ``np.cumsum`` along the months (so the same numbers bit for bit), done a
+    whole row of paths at a time instead of one path at a time.
+    """
+    out[:, 0, :] = monthly_usd[:, :, 0]
+    for month in range(1, monthly_usd.shape[-1]):
+        np.add(out[:, month - 1, :], monthly_usd[:, :, month], out=out[:, month, :])
 
 
 def blocks_merge(results: Sequence[BlockResults]) -> Summary:
