@@ -98,7 +98,8 @@ def load_fraction(busy_gpu_hours: Array, capacity: float) -> Array:
     """``u[m] = min(1, busy_o[m] / capacity)`` [dimensionless]; 0 without capacity."""
     if capacity <= 0.0:
         return np.zeros_like(busy_gpu_hours)
-    return np.minimum(1.0, busy_gpu_hours / capacity)
+    load = np.divide(busy_gpu_hours, capacity)
+    return np.minimum(load, 1.0, out=load)
 
 
 def power_usd(
@@ -110,9 +111,16 @@ def power_usd(
     hours_per_month: float,
     usd_per_kwh: ArrayLike,
 ) -> Array:
-    """``servers × kW × (idle + (1 − idle) × u) × pue × hours × usd_per_kwh`` [USD/month]."""
-    draw_kw = servers * server_kw * (idle_power_fraction + (1.0 - idle_power_fraction) * load)
-    return draw_kw * pue * hours_per_month * paths_column(usd_per_kwh)
+    """``servers × kW × (idle + (1 − idle) × u) × pue × hours × usd_per_kwh`` [USD/month].
+
+    Evaluated left to right as written, in one new array updated in place.
+    """
+    usd = np.multiply(1.0 - idle_power_fraction, load)
+    usd += idle_power_fraction
+    usd *= servers * server_kw  # the draw [kW]
+    usd *= pue
+    usd *= hours_per_month
+    return np.multiply(usd, paths_column(usd_per_kwh))  # may add the path axis
 
 
 def capex_schedule_usd(rates: OnPremRates, horizon_months: int) -> tuple[str, Array]:
