@@ -1,0 +1,187 @@
+"""Filters for catalog lists, shared by the pages and the REST API (docs/api.md names them).
+
+A FilterSet here filters whatever queryset it is given: the Prices page passes the current prices
+(``selectors.current_prices``), the API can pass the whole price history or the current prices.
+"""
+
+from datetime import UTC, date, datetime, time, timedelta
+
+import django_filters
+from django import forms
+from django.db.models import Q, QuerySet
+
+from .models import MONEY, Billing, GpuModel, InstancePrice, Provider
+
+# ``ordering`` values (the API's names) and the fields they sort on.
+PRICE_ORDERING = {
+    "usd_per_gpu_hour": "usd_per_gpu_hour",
+    "usd_per_hour": "usd_per_hour",
+    "gpu_count": "offer__gpu_count",
+    "first_seen": "first_seen",
+    "last_seen": "last_seen",
+}
+
+# Ties in the chosen order are broken the same way every time, so pages do not overlap.
+PRICE_TIE_BREAK = ("offer__provider__slug", "offer__instance_type", "region__code", "billing", "pk")
+
+# Fields the free-text search ``q`` looks in; every word must match one of them.
+PRICE_SEARCH_FIELDS = (
+    "offer__instance_type",
+    "offer__host",
+    "offer__provider__slug",
+    "offer__provider__name",
+    "offer__gpu__slug",
+    "offer__gpu__name",
+    "region__code",
+    "region__name",
+)
+
+
+def _start_of_day(day: date) -> datetime:
+    """Midnight UTC at the start of ``day`` (dates in filters are UTC days, docs/api.md)."""
+    return datetime.combine(day, time.min, tzinfo=UTC)
+
+
+class IntegerFilter(django_filters.NumberFilter):
+    """A number filter that takes whole numbers only."""
+
+    field_class = forms.IntegerField
+
+
+class StableOrderingFilter(django_filters.OrderingFilter):
+    """``?ordering=field`` or ``-field``; ties broken by a fixed order so pagination is stable."""
+
+    def __init__(self, *args, tie_break: tuple[str, ...] = ("pk",), **kwargs):
+        self.tie_break = tie_break
+        super().__init__(*args, **kwargs)
+
+    def filter(self, qs: QuerySet, value) -> QuerySet:
+        if value in django_filters.constants.EMPTY_VALUES:
+            return qs
+        ordering = [self.get_ordering_value(param) for param in value]
+        return qs.order_by(*ordering, *self.tie_break)
+
+
+class PriceFilterForm(forms.Form):
+    """The form behind ``PriceFilterSet``: checks that ranges are not reversed."""
+
+    def clean(self):
+        cleaned = super().clean()
+        low, high = cleaned.get("min_usd_per_gpu_hour"), cleaned.get("max_usd_per_gpu_hour")
+        if low is not None and high is not None and low > high:
+            raise forms.ValidationError(
+                "The minimum USD per GPU-hour is above the maximum.", code="price_range_reversed"
+            )
+        after, before = cleaned.get("observed_after"), cleaned.get("observed_before")
+        if after is not None and before is not None and after > before:
+            raise forms.ValidationError(
+                "“Observed on or after” is later than “observed on or before”.",
+                code="date_range_reversed",
+            )
+        return cleaned
+
+
+class PriceFilterSet(django_filters.FilterSet):
+    """Filters for instance prices; the names are the API contract's (docs/api.md).
+
+    Date filters are inclusive UTC days and select prices observed in the window: a price seen
+    from ``first_seen`` to ``last_seen`` matches when that span overlaps the days asked for.
+    """
+
+    gpu = django_filters.ModelChoiceFilter(
+        field_name="offer__gpu",
+        to_field_name="slug",
+        queryset=GpuModel.objects.all(),
+        label="GPU",
+        empty_label="Any GPU",
+    )
+    provider = django_filters.ModelChoiceFilter(
+        field_name="offer__provider",
+        to_field_name="slug",
+        queryset=Provider.objects.all(),
+        label="Provider",
+        empty_label="Any provider",
+    )
+    region = django_filters.CharFilter(
+        field_name="region__code",
+        label="Region code",
+        max_length=160,
+        help_text="as the provider writes it, e.g. us-east-1",
+    )
+    billing = django_filters.ChoiceFilter(
+        choices=Billing.choices, label="Billing", empty_label="Any billing"
+    )
+    gpu_count = IntegerFilter(
+        field_name="offer__gpu_count",
+        label="GPUs per instance",
+        min_value=1,
+        widget=forms.NumberInput(attrs={"min": 1, "step": 1}),
+    )
+    min_usd_per_gpu_hour = django_filters.NumberFilter(
+        field_name="usd_per_gpu_hour",
+        lookup_expr="gte",
+        label="Min USD per GPU-hour",
+        max_digits=MONEY["max_digits"],
+        decimal_places=MONEY["decimal_places"],
+        widget=forms.NumberInput(attrs={"min": 0, "step": "any"}),
+    )
+    max_usd_per_gpu_hour = django_filters.NumberFilter(
+        field_name="usd_per_gpu_hour",
+        lookup_expr="lte",
+        label="Max USD per GPU-hour",
+        max_digits=MONEY["max_digits"],
+        decimal_places=MONEY["decimal_places"],
+        widget=forms.NumberInput(attrs={"min": 0, "step": "any"}),
+    )
+    observed_after = django_filters.DateFilter(
+        method="filter_observed_after",
+        label="Observed on or after",
+        widget=forms.DateInput(attrs={"type": "date"}),
+    )
+    observed_before = django_filters.DateFilter(
+        method="filter_observed_before",
+        label="Observed on or before",
+        widget=forms.DateInput(attrs={"type": "date"}),
+    )
+    q = django_filters.CharFilter(
+        method="filter_q",
+        label="Search",
+        max_length=200,
+        help_text="instance type, provider, GPU or region",
+    )
+    ordering = StableOrderingFilter(
+        fields=tuple((field, name) for name, field in PRICE_ORDERING.items()),
+        field_labels={
+            "usd_per_gpu_hour": "USD per GPU-hour",
+            "usd_per_hour": "USD per instance-hour",
+            "offer__gpu_count": "GPU count",
+            "first_seen": "first seen",
+            "last_seen": "last seen",
+        },
+        tie_break=PRICE_TIE_BREAK,
+        label="Order by",
+    )
+
+    class Meta:
+        model = InstancePrice
+        form = PriceFilterForm
+        fields: list[str] = []
+
+    def filter_observed_after(self, queryset: QuerySet, name: str, value: date) -> QuerySet:
+        """Prices still seen on or after the start of day ``value`` (UTC)."""
+        return queryset.filter(last_seen__gte=_start_of_day(value))
+
+    def filter_observed_before(self, queryset: QuerySet, name: str, value: date) -> QuerySet:
+        """Prices first seen before the end of day ``value`` (UTC)."""
+        if value == date.max:
+            return queryset
+        return queryset.filter(first_seen__lt=_start_of_day(value + timedelta(days=1)))
+
+    def filter_q(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        """Every word of ``value`` in one of the searched fields (case-insensitive)."""
+        for word in value.split():
+            match = Q()
+            for field in PRICE_SEARCH_FIELDS:
+                match |= Q(**{f"{field}__icontains": word})
+            queryset = queryset.filter(match)
+        return queryset

@@ -1,0 +1,9 @@
+"""URLs of the catalog pages."""
+
+from django.urls import path
+
+from . import views
+
+urlpatterns = [
+    path("prices/", views.prices, name="prices"),
+]

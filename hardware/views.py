@@ -1,0 +1,79 @@
+"""Server-rendered catalog pages."""
+
+from decimal import Decimal
+
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse, QueryDict
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from .filtersets import PRICE_ORDERING, PriceFilterSet
+from .models import Region
+from .selectors import current_prices
+
+PRICES_PAGE_SIZE = 50
+
+
+def decimal_text(value: Decimal) -> str:
+    """A stored Decimal as plain text with its trailing zeros dropped: ``23.9200000000`` ->
+    ``23.92``, ``100.0000000000`` -> ``100``; never rounded, never in exponent form."""
+    text = format(value.normalize(), "f")
+    return "0" if text in {"-0", "0"} else text
+
+
+def _non_empty(query: QueryDict) -> QueryDict:
+    """``query`` without its empty parameters (what an unfilled GET form sends)."""
+    kept = QueryDict(mutable=True)
+    for key, values in query.lists():
+        values = [v for v in values if v.strip()]
+        if values:
+            kept.setlist(key, values)
+    return kept
+
+
+def _sort_columns(ordering: list[str] | None) -> dict[str, dict[str, str | None]]:
+    """Per sortable column: its ``aria-sort`` state and the ``ordering`` its header link asks
+    for (ascending first, then descending)."""
+    current = ordering[0] if ordering else None
+    columns = {}
+    for name in PRICE_ORDERING:
+        if current == name:
+            columns[name] = {"state": "ascending", "next": f"-{name}"}
+        elif current == f"-{name}":
+            columns[name] = {"state": "descending", "next": name}
+        else:
+            columns[name] = {"state": None, "next": name}
+    return columns
+
+
+@login_required
+@require_GET
+def prices(request: HttpRequest) -> HttpResponse:
+    """The current cloud prices (latest per offer, region and billing), filtered and sorted with
+    the API's filter names, 50 rows a page."""
+    query = _non_empty(request.GET)
+    filterset = PriceFilterSet(query, queryset=current_prices(), request=request)
+    rows = filterset.qs  # validates the filters; invalid ones are left out and reported
+    form = filterset.form
+    form.fields["region"].widget.attrs["list"] = "region-codes"
+
+    paginator = Paginator(rows, PRICES_PAGE_SIZE)
+    page = paginator.get_page(query.get("page"))
+    for row in page:
+        row.usd_per_hour_text = decimal_text(row.usd_per_hour)
+        row.usd_per_gpu_hour_text = decimal_text(row.usd_per_gpu_hour)
+
+    ordering = form.cleaned_data.get("ordering")
+    context = {
+        "filterset": filterset,
+        "form": form,
+        "page_obj": page,
+        "paginator": paginator,
+        "query": query,
+        "ordering": ",".join(ordering) if ordering else "",
+        "sort": _sort_columns(ordering),
+        "filtered": any(key in filterset.filters and key != "ordering" for key in query),
+        "region_codes": Region.objects.order_by("code").values_list("code", flat=True).distinct(),
+    }
+    return render(request, "hardware/prices.html", context)
