@@ -1,7 +1,5 @@
 """Server-rendered catalog pages."""
 
-from decimal import Decimal
-
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, QueryDict
@@ -13,13 +11,6 @@ from .models import Region
 from .selectors import current_prices
 
 PRICES_PAGE_SIZE = 50
-
-
-def decimal_text(value: Decimal) -> str:
-    """A stored Decimal as plain text with its trailing zeros dropped: ``23.9200000000`` ->
-    ``23.92``, ``100.0000000000`` -> ``100``; never rounded, never in exponent form."""
-    text = format(value.normalize(), "f")
-    return "0" if text in {"-0", "0"} else text
 
 
 def _non_empty(query: QueryDict) -> QueryDict:
@@ -60,9 +51,6 @@ def prices(request: HttpRequest) -> HttpResponse:
 
     paginator = Paginator(rows, PRICES_PAGE_SIZE)
     page = paginator.get_page(query.get("page"))
-    for row in page:
-        row.usd_per_hour_text = decimal_text(row.usd_per_hour)
-        row.usd_per_gpu_hour_text = decimal_text(row.usd_per_gpu_hour)
 
     ordering = form.cleaned_data.get("ordering")
     context = {

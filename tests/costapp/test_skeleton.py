@@ -35,6 +35,9 @@ def test_signed_in_user_sees_every_gpu_model_on_the_home_page(client, catalog_gp
     for row in read_gpu_table():
         assert row.slug in body
     assert "H100 SXM5 80GB" in body and "989.4" in body
+    # figures print as written in the table: 80 GB, 180 GB, never in exponent form (8E+1)
+    assert '<td class="num">80</td>' in body and '<td class="num">180</td>' in body
+    assert "E+" not in body
     assert user.get_username() in body
 
 

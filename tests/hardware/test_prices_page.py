@@ -13,6 +13,7 @@ from django.utils import timezone
 from hardware.filtersets import PriceFilterSet
 from hardware.models import InstancePrice
 from hardware.selectors import current_prices
+from hardware.templatetags.catalog_format import plain_decimal
 
 pytestmark = pytest.mark.django_db
 
@@ -387,3 +388,18 @@ def test_the_filterset_uses_the_api_names_and_filters_any_price_queryset(catalog
     assert values == sorted(values)
     bad = PriceFilterSet({"billing": "nope"}, queryset=InstancePrice.objects.all())
     assert not bad.is_valid() and "billing" in bad.errors
+
+
+@pytest.mark.parametrize(
+    ("stored", "shown"),
+    [
+        (Decimal("23.9200000000"), "23.92"),
+        (Decimal("100.0000000000"), "100"),
+        (Decimal("80.00"), "80"),
+        (Decimal("0.5052125000"), "0.5052125"),
+        (Decimal("0E-10"), "0"),
+        (None, ""),
+    ],
+)
+def test_decimals_show_every_digit_without_trailing_zeros_or_exponents(stored, shown):
+    assert plain_decimal(stored) == shown

@@ -1,0 +1,17 @@
+"""Template filters for catalog figures."""
+
+from decimal import Decimal
+
+from django import template
+
+register = template.Library()
+
+
+@register.filter
+def plain_decimal(value: Decimal | None) -> str:
+    """A stored Decimal as plain text with its trailing zeros dropped: ``23.9200000000`` ->
+    ``23.92``, ``80.00`` -> ``80``; never rounded, never in exponent form; ``None`` -> ``""``."""
+    if value is None:
+        return ""
+    text = format(Decimal(value).normalize(), "f")
+    return "0" if text in {"-0", "0"} else text
