@@ -38,8 +38,11 @@ class CloudRates:
 
 
 def cloud_rates(option: Mapping[str, Any], egress_tb_per_month: float) -> CloudRates:
-    """The rates of a normalised cloud option (``committed_gpus`` and ``term_months`` filled)."""
-    billing = str(option.get("billing") or "on_demand")
+    """The rates of a normalised cloud option (``committed_gpus`` and ``term_months`` filled).
+
+    Every field is read as normalisation wrote it: the defaults live in :mod:`.schema` only.
+    """
+    billing = str(option["billing"])
     egress = cloud_egress_usd(
         egress_tb_per_month,
         _optional_float(option.get("egress_usd_per_gb")),
@@ -48,8 +51,8 @@ def cloud_rates(option: Mapping[str, Any], egress_tb_per_month: float) -> CloudR
     common: dict[str, Any] = {
         "billing": billing,
         "usd_per_gpu_hour": float(option["usd_per_gpu_hour"]),
-        "price_change_per_year": float(option.get("price_change_per_year") or 0.0),
-        "support_fraction": float(option.get("support_fraction") or 0.0),
+        "price_change_per_year": float(option["price_change_per_year"]),
+        "support_fraction": float(option["support_fraction"]),
         "egress_usd_per_month": egress,
     }
     if billing == "committed":
@@ -57,14 +60,13 @@ def cloud_rates(option: Mapping[str, Any], egress_tb_per_month: float) -> CloudR
             scaling="fixed",
             committed_gpus=int(option["committed_gpus"]),
             term_months=int(option["term_months"]),
-            upfront_usd=float(option.get("upfront_usd") or 0.0),
+            upfront_usd=float(option["upfront_usd"]),
             on_demand_usd_per_gpu_hour=_optional_float(option.get("on_demand_usd_per_gpu_hour")),
             **common,
         )
-    overhead = option.get("interruption_overhead")
     return CloudRates(
-        scaling=str(option.get("scaling") or "elastic"),
-        interruption_overhead=0.1 if overhead is None else float(overhead),
+        scaling=str(option["scaling"]),
+        interruption_overhead=float(option["interruption_overhead"]) if billing == "spot" else 0.0,
         **common,
     )
 

@@ -122,7 +122,7 @@ def _scenario_error(field_path: str, message: str) -> ScenarioError:
 
 
 def _workload_gpu(workload: Mapping[str, Any]) -> str:
-    return str(workload.get("gpu") or "h100-sxm")
+    return str(workload["gpu"])
 
 
 def plan_build(inputs: Mapping[str, Any], gpus: Mapping[str, GpuFigures]) -> Plan:
@@ -136,7 +136,7 @@ def plan_build(inputs: Mapping[str, Any], gpus: Mapping[str, GpuFigures]) -> Pla
     document: dict[str, Any] = copy.deepcopy(dict(inputs))
     horizon = int(document["horizon_months"])
     hours = float(document["hours_per_month"])
-    egress_tb = float(document.get("egress_tb_per_month") or 0.0)
+    egress_tb = float(document["egress_tb_per_month"])
     workloads = list(document["workloads"])
     demands = [dm.workload_demand(w, gpus[_workload_gpu(w)], horizon, hours) for w in workloads]
     used_slugs = [_workload_gpu(w) for w in workloads] + [
@@ -145,7 +145,7 @@ def plan_build(inputs: Mapping[str, Any], gpus: Mapping[str, GpuFigures]) -> Pla
     options: list[OptionPlan] = []
     for index, option in enumerate(document["options"]):
         option_gpu = str(option["gpu"])
-        throughput = float(option.get("throughput_factor") or 1.0)
+        throughput = float(option["throughput_factor"])
         busy_parts: list[Array] = []
         peak_parts: list[Array] = []
         option_warnings: list[str] = []
@@ -179,7 +179,7 @@ def plan_build(inputs: Mapping[str, Any], gpus: Mapping[str, GpuFigures]) -> Pla
         options=tuple(options),
         horizon_months=horizon,
         hours_per_month=hours,
-        discount_factors=discount_factors(float(document.get("discount_rate") or 0.0), horizon),
+        discount_factors=discount_factors(float(document["discount_rate"]), horizon),
         baseline_index=baseline_index,
         inputs=document,
         gpus={slug: dict(gpus[slug]) for slug in dict.fromkeys(used_slugs)},
@@ -216,7 +216,7 @@ def _option_plan(
             _check_commitment(index, rates, busy, capacity)
     elif kind in ("dedicated", "on_prem"):
         if option.get("servers") is None:
-            per_server = int(option.get("gpus_per_server") or 8)
+            per_server = int(option["gpus_per_server"])
             option["servers"] = int(ceil_tolerant(max_peak_gpus / per_server))
         rates = (
             dedicated_rates(option, egress_tb)

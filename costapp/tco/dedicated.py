@@ -33,13 +33,13 @@ def dedicated_rates(option: Mapping[str, Any], egress_tb_per_month: float) -> De
     burst = option.get("burst_usd_per_gpu_hour")
     return DedicatedRates(
         servers=int(option["servers"]),
-        gpus_per_server=int(option.get("gpus_per_server") or 8),
+        gpus_per_server=int(option["gpus_per_server"]),
         usd_per_server_month=float(option["usd_per_server_month"]),
-        setup_usd=float(option.get("setup_usd") or 0.0),
+        setup_usd=float(option["setup_usd"]),
         egress_usd_per_month=overage_egress_usd(
             egress_tb_per_month,
-            float(option.get("included_egress_tb") or 0.0),
-            float(option.get("overage_usd_per_tb") or 0.0),
+            float(option["included_egress_tb"]),
+            float(option["overage_usd_per_tb"]),
         ),
         burst_usd_per_gpu_hour=None if burst is None else float(burst),
     )

@@ -50,11 +50,7 @@ class OnPremRates:
 
 
 def on_prem_rates(option: Mapping[str, Any], egress_tb_per_month: float) -> OnPremRates:
-    """The rates of a normalised on-prem option (``servers`` filled); contract defaults where absent."""
-
-    def number(key: str, default: float) -> float:
-        value = option.get(key)
-        return default if value is None else float(value)
+    """The rates of a normalised on-prem option (``servers`` filled); defaults live in :mod:`.schema`."""
 
     def optional(key: str) -> float | None:
         value = option.get(key)
@@ -63,20 +59,20 @@ def on_prem_rates(option: Mapping[str, Any], egress_tb_per_month: float) -> OnPr
     financing = option.get("financing")
     return OnPremRates(
         servers=int(option["servers"]),
-        gpus_per_server=int(option.get("gpus_per_server") or 8),
+        gpus_per_server=int(option["gpus_per_server"]),
         capex_usd_per_server=float(option["capex_usd_per_server"]),
         server_kw=float(option["server_kw"]),
-        lead_time_months=int(option.get("lead_time_months") or 0),
+        lead_time_months=int(option["lead_time_months"]),
         bridge_usd_per_gpu_hour=optional("bridge_usd_per_gpu_hour"),
         burst_usd_per_gpu_hour=optional("burst_usd_per_gpu_hour"),
-        idle_power_fraction=number("idle_power_fraction", 0.3),
-        pue=number("pue", 1.3),
-        usd_per_kwh=number("usd_per_kwh", 0.10),
-        colo_usd_per_kw_month=number("colo_usd_per_kw_month", 0.0),
-        support_fraction_per_year=number("support_fraction_per_year", 0.0),
-        staff_usd_per_month=number("staff_usd_per_month", 0.0),
-        residual_fraction=number("residual_fraction", 0.0),
-        egress_usd_per_month=egress_tb_per_month * number("egress_usd_per_tb", 0.0),
+        idle_power_fraction=float(option["idle_power_fraction"]),
+        pue=float(option["pue"]),
+        usd_per_kwh=float(option["usd_per_kwh"]),
+        colo_usd_per_kw_month=float(option["colo_usd_per_kw_month"]),
+        support_fraction_per_year=float(option["support_fraction_per_year"]),
+        staff_usd_per_month=float(option["staff_usd_per_month"]),
+        residual_fraction=float(option["residual_fraction"]),
+        egress_usd_per_month=egress_tb_per_month * float(option["egress_usd_per_tb"]),
         financing_apr=None if not financing else float(financing["apr"]),
         financing_term_months=None if not financing else float(financing["term_months"]),
     )
