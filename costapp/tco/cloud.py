@@ -101,7 +101,7 @@ def rented_compute_usd(
     else:
         billed = busy_gpu_hours
     compute = billed * usd_per_gpu_hour * trend
-    if np.ndim(overhead) == 0 and float(overhead) == 0.0:
+    if np.ndim(overhead) == 0 and float(np.asarray(overhead)) == 0.0:
         return compute  # × (1 + 0) changes nothing
     return compute * (1.0 + paths_column(overhead))
 
