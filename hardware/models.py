@@ -288,8 +288,10 @@ class QuoteStatus(models.TextChoices):
 class DedicatedQuote(models.Model):
     """A vendor's offer to lease dedicated GPU servers by the month.
 
-    Money per server: ``usd_per_server_month`` each month of the term, ``setup_usd`` once;
-    ``included_egress_tb`` of internet egress per server and month, then ``overage_usd_per_tb``.
+    ``usd_per_server_month`` per server, each month of the term; ``setup_usd`` once, for the
+    whole order; ``included_egress_tb`` of internet egress a month for the whole order, then
+    ``overage_usd_per_tb``. These are the meanings of the scenario's dedicated-option fields the
+    quote supplies (docs: scenario-format.md), so a quote's figures enter a scenario unchanged.
     """
 
     vendor = models.CharField(max_length=120)
@@ -298,10 +300,15 @@ class DedicatedQuote(models.Model):
     gpu = models.ForeignKey(GpuModel, on_delete=models.PROTECT, related_name="dedicated_quotes")
     gpus_per_server = models.PositiveSmallIntegerField()
     usd_per_server_month = models.DecimalField(**MONEY, help_text="[USD per server-month]")
-    setup_usd = models.DecimalField(**MONEY, default=Decimal(0), help_text="[USD per server]")
+    setup_usd = models.DecimalField(
+        **MONEY, default=Decimal(0), help_text="[USD] once, for the whole order"
+    )
     term_months = models.PositiveSmallIntegerField()
     included_egress_tb = models.DecimalField(
-        max_digits=12, decimal_places=4, default=Decimal(0), help_text="[TB per server-month]"
+        max_digits=12,
+        decimal_places=4,
+        default=Decimal(0),
+        help_text="[TB/month] for the whole order",
     )
     overage_usd_per_tb = models.DecimalField(
         **MONEY, default=Decimal(0), help_text="[USD/TB] beyond the included egress"

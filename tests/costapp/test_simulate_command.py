@@ -155,3 +155,45 @@ def test_an_unknown_offer_is_reported_with_its_path(tmp_path):
         call_command("simulate", str(path), stdout=io.StringIO(), stderr=err)
     assert exit_info.value.code == 2
     assert err.getvalue().startswith("options[0].offer")
+
+
+@pytest.mark.django_db
+def test_quotes_supply_their_terms_with_the_meanings_of_the_scenario_fields(tmp_path):
+    from hardware.models import DedicatedQuote, PurchaseQuote
+
+    call_command("load_catalog", stdout=io.StringIO())
+    lease = DedicatedQuote.objects.get(reference="DEMO-D-A100-8")
+    purchase = PurchaseQuote.objects.get(reference="DEMO-P-H100-8")
+    scenario = {
+        "name": "quotes",
+        "horizon_months": 12,
+        "egress_tb_per_month": 80,
+        "workloads": [{"name": "w", "type": "steady", "gpu": "a100-sxm-80gb", "gpus": 16}],
+        "options": [
+            {"name": "lease", "type": "dedicated", "quote": lease.pk},
+            {"name": "buy", "type": "on_prem", "gpu": "h100-sxm", "quote": purchase.pk},
+        ],
+    }
+    path = tmp_path / "quotes.json"
+    path.write_text(json.dumps(scenario))
+    out = io.StringIO()
+    call_command("simulate", str(path), "--json", stdout=out)
+    result = json.loads(out.getvalue())
+    leased = result["options"][0]
+    assert result["inputs"]["options"][0]["usd_per_server_month"] == float(
+        lease.usd_per_server_month
+    )
+    assert result["inputs"]["options"][0]["servers"] == 2
+    # setup once for the order; included egress a month for the order, overage beyond it
+    assert leased["breakdown_usd"]["setup"] == pytest.approx(float(lease.setup_usd))
+    overage_tb = 80 - float(lease.included_egress_tb)
+    assert leased["breakdown_usd"]["egress"] == pytest.approx(
+        12 * overage_tb * float(lease.overage_usd_per_tb)
+    )
+    assert leased["breakdown_usd"]["compute"] == pytest.approx(
+        12 * 2 * float(lease.usd_per_server_month)
+    )
+    bought = result["inputs"]["options"][1]
+    assert bought["capex_usd_per_server"] == float(purchase.capex_usd_per_server)
+    assert bought["server_kw"] == float(purchase.server_kw)
+    assert bought["lead_time_months"] == purchase.lead_time_months
