@@ -88,6 +88,24 @@ def test_a_missing_file_is_a_failure_with_exit_1(tmp_path):
     assert "nowhere.json" in result.stderr.decode()
 
 
+def test_the_table_says_each_warning_once(tmp_path):
+    scenario = {
+        "name": "short of servers",
+        "horizon_months": 12,
+        "workloads": [{"name": "w", "type": "steady", "gpus": 16}],
+        "options": [
+            {"name": "cloud", "type": "cloud", "usd_per_gpu_hour": 2},
+            {"name": "one server", "type": "dedicated", "servers": 1, "usd_per_server_month": 9000},
+        ],
+    }
+    path = tmp_path / "short.json"
+    path.write_text(json.dumps(scenario))
+    result = run_simulate(str(path))
+    assert result.returncode == 0, result.stderr.decode()
+    warnings = [line for line in result.stdout.decode().splitlines() if "shortfall" in line]
+    assert len(warnings) == 1 and warnings[0].startswith("warning: one server:")
+
+
 def test_it_reads_standard_input():
     text = (SCENARIOS / "cross-gpu-70b.json").read_bytes()
     result = run_simulate("-", "--json", stdin=text)

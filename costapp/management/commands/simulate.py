@@ -118,9 +118,7 @@ def render_table(result: dict[str, Any]) -> str:
                 f"  {option['name']}: P10 {_money(option['p10_usd'])}  P50 {_money(option['p50_usd'])}  "
                 f"P90 {_money(option['p90_usd'])}  cheapest on {option['probability_cheapest']:.0%} of paths"
             )
+    # the top-level warnings hold every option's own, prefixed with its name
     for warning in result.get("warnings", []):
         lines.append(f"warning: {warning}")
-    for option in result["options"]:
-        for warning in option.get("warnings", []):
-            lines.append(f"warning ({option['name']}): {warning}")
     return "\n".join(lines)
