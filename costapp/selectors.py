@@ -4,6 +4,7 @@ The engine (``costapp.tco``) never touches the database: the figures and catalog
 scenario needs are looked up here and handed to it as plain numbers.
 """
 
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -85,3 +86,34 @@ def scenario_catalog_refs(document: Any) -> CatalogRefs:
     return CatalogRefs(
         offers=offers, dedicated_quotes=dedicated, purchase_quotes=purchase, egress_providers=egress
     )
+
+
+def catalog_reference_warnings(*, document: Any, refs: CatalogRefs, today: date) -> list[str]:
+    """Plain sentences about quotes a scenario relies on that may not hold: demonstration data,
+    a draft, a quote marked expired or one past its validity date."""
+    options = document.get("options") if isinstance(document, dict) else None
+    if not isinstance(options, list):
+        return []
+    warnings: list[str] = []
+    for option in options:
+        if not isinstance(option, dict) or not _is_int(option.get("quote")):
+            continue
+        quotes = {"dedicated": refs.dedicated_quotes, "on_prem": refs.purchase_quotes}
+        terms = quotes.get(option.get("type"), {}).get(option["quote"])
+        standing = (terms or {}).get("standing")
+        if not standing:
+            continue
+        kind = "dedicated-server" if option.get("type") == "dedicated" else "purchase"
+        subject = (
+            f'Option "{option.get("name")}" uses {kind} quote {standing["reference"]} '
+            f"from {standing['vendor']}, which"
+        )
+        if standing["is_demo"]:
+            warnings.append(f"{subject} is demonstration data, not a quote anyone received.")
+        if standing["status"] == "draft":
+            warnings.append(f"{subject} is still a draft.")
+        if standing["status"] == "expired":
+            warnings.append(f"{subject} is marked expired.")
+        elif standing["valid_until"] is not None and standing["valid_until"] < today:
+            warnings.append(f"{subject} was valid until {standing['valid_until'].isoformat()}.")
+    return warnings

@@ -8,8 +8,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from celery import group
+from django.utils import timezone
 
-from costapp.selectors import engine_gpu_figures, scenario_catalog_refs
+from costapp.selectors import (
+    catalog_reference_warnings,
+    engine_gpu_figures,
+    scenario_catalog_refs,
+)
 from costapp.tco import montecarlo
 from costapp.tco.core import Plan, plan_build
 from costapp.tco.engine import simulate
@@ -51,7 +56,8 @@ def _split_monte_carlo(blocks_per_task: int):
 def scenario_simulate(
     *, document: Any, split: bool = False, blocks_per_task: int = BLOCKS_PER_TASK
 ) -> dict[str, Any]:
-    """The result document of a scenario document, with catalog references resolved.
+    """The result document of a scenario document, with catalog references resolved and
+    warnings about the quotes it relies on (demonstration data, drafts, expired ones).
 
     With ``split``, the Monte Carlo blocks are computed by Celery tasks (real workers when a
     broker is configured, in-process otherwise) and merged; the result is the same bit for bit.
@@ -59,6 +65,11 @@ def scenario_simulate(
     """
     gpus, _source = engine_gpu_figures()
     catalog = scenario_catalog_refs(document)
-    if not split:
-        return simulate(document, gpus, catalog)
-    return simulate(document, gpus, catalog, monte_carlo=_split_monte_carlo(blocks_per_task))
+    if split:
+        result = simulate(document, gpus, catalog, monte_carlo=_split_monte_carlo(blocks_per_task))
+    else:
+        result = simulate(document, gpus, catalog)
+    result["warnings"].extend(
+        catalog_reference_warnings(document=document, refs=catalog, today=timezone.localdate())
+    )
+    return result

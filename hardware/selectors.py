@@ -107,6 +107,17 @@ def offer_reference_resolve(
     }
 
 
+def quote_standing(quote: DedicatedQuote | PurchaseQuote) -> dict:
+    """Who quoted, and whether the quote still stands: its status and validity date."""
+    return {
+        "vendor": quote.vendor,
+        "reference": quote.reference,
+        "status": quote.status,
+        "valid_until": quote.valid_until,
+        "is_demo": quote.is_demo,
+    }
+
+
 def dedicated_quote_terms(*, quote_id: int) -> dict | None:
     """The engine's terms of a dedicated-server quote (USD per server), or ``None``."""
     quote = DedicatedQuote.objects.select_related("gpu").filter(pk=quote_id).first()
@@ -120,6 +131,7 @@ def dedicated_quote_terms(*, quote_id: int) -> dict | None:
         "included_egress_tb": float(quote.included_egress_tb),
         "overage_usd_per_tb": float(quote.overage_usd_per_tb),
         "term_months": quote.term_months,
+        "standing": quote_standing(quote),
     }
 
 
@@ -135,4 +147,5 @@ def purchase_quote_terms(*, quote_id: int) -> dict | None:
         "server_kw": float(quote.server_kw),
         "lead_time_months": quote.lead_time_months,
         "support_fraction_per_year": float(quote.support_fraction_per_year),
+        "standing": quote_standing(quote),
     }

@@ -215,3 +215,45 @@ def test_quotes_supply_their_terms_with_the_meanings_of_the_scenario_fields(tmp_
     assert bought["capex_usd_per_server"] == float(purchase.capex_usd_per_server)
     assert bought["server_kw"] == float(purchase.server_kw)
     assert bought["lead_time_months"] == purchase.lead_time_months
+
+
+@pytest.mark.django_db
+def test_a_scenario_relying_on_a_demo_draft_or_lapsed_quote_says_so(tmp_path):
+    import datetime
+
+    from hardware.models import DedicatedQuote, PurchaseQuote, QuoteStatus
+
+    call_command("load_catalog", stdout=io.StringIO())
+    draft = DedicatedQuote.objects.get(reference="DEMO-D-L40S-4")
+    assert draft.status == QuoteStatus.DRAFT and draft.is_demo
+    lapsed = PurchaseQuote.objects.get(reference="DEMO-P-H100-8")
+    PurchaseQuote.objects.filter(pk=lapsed.pk).update(
+        valid_until=datetime.date(2020, 1, 31), is_demo=False
+    )
+    scenario = {
+        "name": "quotes that may not hold",
+        "horizon_months": 12,
+        "workloads": [{"name": "w", "type": "steady", "gpu": "l40s", "gpus": 4}],
+        "options": [
+            {"name": "lease", "type": "dedicated", "quote": draft.pk},
+            {"name": "buy", "type": "on_prem", "gpu": "h100-sxm", "quote": lapsed.pk},
+            {"name": "cloud", "type": "cloud", "usd_per_gpu_hour": 1.2},
+        ],
+    }
+    path = tmp_path / "quotes.json"
+    path.write_text(json.dumps(scenario))
+    out = io.StringIO()
+    call_command("simulate", str(path), "--json", stdout=out)
+    warnings = json.loads(out.getvalue())["warnings"]
+    assert (
+        'Option "lease" uses dedicated-server quote DEMO-D-L40S-4 from Demo Dedicated Hosting A, '
+        "which is demonstration data, not a quote anyone received." in warnings
+    )
+    assert any(w.startswith('Option "lease"') and w.endswith("is still a draft.") for w in warnings)
+    assert any(
+        w.startswith('Option "buy" uses purchase quote DEMO-P-H100-8')
+        and w.endswith("was valid until 2020-01-31.")
+        for w in warnings
+    )
+    assert not any(w.startswith('Option "buy"') and "demonstration" in w for w in warnings)
+    assert not any('"cloud"' in w for w in warnings)

@@ -100,6 +100,13 @@ def test_dedicated_quote_terms_are_floats_per_server(catalog):
         "included_egress_tb": 100.0,
         "overage_usd_per_tb": 2.0,
         "term_months": 12,
+        "standing": {
+            "vendor": "Demo Dedicated Hosting A",
+            "reference": "DEMO-D-H100-8",
+            "status": "received",
+            "valid_until": quote.valid_until,
+            "is_demo": True,
+        },
     }
     assert dedicated_quote_terms(quote_id=10**9) is None
 
@@ -113,5 +120,12 @@ def test_purchase_quote_terms_are_floats_per_server(catalog):
         "server_kw": 10.2,
         "lead_time_months": 3,
         "support_fraction_per_year": 0.08,
+        "standing": {
+            "vendor": quote.vendor,
+            "reference": "DEMO-P-H100-8",
+            "status": quote.status,
+            "valid_until": quote.valid_until,
+            "is_demo": True,
+        },
     }
     assert purchase_quote_terms(quote_id=10**9) is None

@@ -11,9 +11,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from costapp.selectors import engine_gpu_figures, scenario_catalog_refs
+from costapp.services import scenario_simulate
 from costapp.tco import jsonio
-from costapp.tco.engine import simulate
 from costapp.tco.errors import ScenarioError
 
 
@@ -39,9 +38,7 @@ class Command(BaseCommand):
         except OSError as exc:
             self._fail(1, f"cannot read {options['file']}: {exc.strerror or exc}")
         try:
-            document = jsonio.loads(text)
-            gpus, _source = engine_gpu_figures()
-            result = simulate(document, gpus, scenario_catalog_refs(document))
+            result = scenario_simulate(document=jsonio.loads(text))
         except ScenarioError as exc:
             self._fail(2, "\n".join(f"{e.field or '(document)'}: {e.message}" for e in exc.errors))
         except Exception as exc:  # anything else is a failure of the run, not of the document
