@@ -139,7 +139,7 @@ def support_usd(support_fraction: float, compute_usd: Array, egress_usd: Array) 
 def cloud_fixed_costs(rates: CloudRates, horizon_months: int) -> dict[str, Array]:
     """The categories that never depend on the path [USD/month], each ``(H + 1,)``.
 
-    ``upfront`` (committed billing) and ``egress``, in the order :func:`cloud_costs` gives them.
+    ``upfront`` (committed billing) and ``egress``.
     """
     costs: dict[str, Array] = {}
     if rates.billing == "committed":
@@ -163,7 +163,9 @@ def cloud_path_costs(
     """The categories that may depend on the path [USD/month] and shortfall per path [GPU-h].
 
     ``compute``, and ``support`` unless ``support_fraction`` is 0 (then support is nothing).
-    Arguments as :func:`cloud_costs`, and: ``trend``, ``k[m]`` for the ``c`` in use when the
+    ``busy_gpu_hours``: ``(P, H + 1)`` with month 0 zero; ``peak_gpus``: ``(H + 1,)``.
+    ``price_change_per_year`` / ``interruption_overhead``: ``(P,)`` per-path replacements, or None
+    for the option's own values. ``trend``, ``k[m]`` for the ``c`` in use when the
     caller has it already (``(H + 1,)`` or ``(P, H + 1)``); ``busy_bound_gpu_hours``, an upper
     bound of ``|busy_gpu_hours|`` [GPU-h/month] (computed when None) that skips the overflow of
     a commitment when it cannot exceed it.
@@ -213,31 +215,3 @@ def cloud_path_costs(
         egress = every_month(rates.egress_usd_per_month, horizon_months)
         costs["support"] = support_usd(rates.support_fraction, compute, egress)
     return costs, shortfall
-
-
-def cloud_costs(
-    rates: CloudRates,
-    busy_gpu_hours: Array,
-    peak_gpus: Array,
-    hours_per_month: float,
-    horizon_months: int,
-    price_change_per_year: ArrayLike | None = None,
-    interruption_overhead: ArrayLike | None = None,
-) -> tuple[dict[str, Array], Array]:
-    """Monthly costs by category [USD/month] and shortfall per path [GPU-h] of a cloud option.
-
-    ``busy_gpu_hours``: ``(P, H + 1)`` with month 0 zero; ``peak_gpus``: ``(H + 1,)``.
-    ``price_change_per_year`` / ``interruption_overhead``: ``(P,)`` per-path replacements, or None
-    for the option's own values. The categories of :func:`cloud_fixed_costs` and
-    :func:`cloud_path_costs` together.
-    """
-    path_costs, shortfall = cloud_path_costs(
-        rates,
-        busy_gpu_hours,
-        peak_gpus,
-        hours_per_month,
-        horizon_months,
-        price_change_per_year,
-        interruption_overhead,
-    )
-    return {**cloud_fixed_costs(rates, horizon_months), **path_costs}, shortfall

@@ -94,18 +94,3 @@ def dedicated_path_costs(
         excess_gpu_hours(busy_gpu_hours, capacity), rates.burst_usd_per_gpu_hour
     )
     return ({} if burst is None else {"burst": burst}), shortfall
-
-
-def dedicated_costs(
-    rates: DedicatedRates,
-    busy_gpu_hours: Array,
-    hours_per_month: float,
-    horizon_months: int,
-) -> tuple[dict[str, Array], Array]:
-    """Monthly costs by category [USD/month] and shortfall per path [GPU-h] of a dedicated option.
-
-    ``busy_gpu_hours``: ``(P, H + 1)`` with month 0 zero. The categories of
-    :func:`dedicated_fixed_costs` and :func:`dedicated_path_costs` together.
-    """
-    path_costs, shortfall = dedicated_path_costs(rates, busy_gpu_hours, hours_per_month)
-    return {**dedicated_fixed_costs(rates, horizon_months), **path_costs}, shortfall

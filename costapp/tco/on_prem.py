@@ -132,8 +132,7 @@ def on_prem_fixed_costs(rates: OnPremRates, horizon_months: int) -> dict[str, Ar
     """The categories that never depend on the path [USD/month], each ``(H + 1,)``.
 
     ``capex`` or ``financing``, then ``colo`` and ``support`` (in service), ``staff``,
-    ``egress`` and ``residual`` (month H, negative), in the order :func:`on_prem_costs` gives
-    them.
+    ``egress`` and ``residual`` (month H, negative), in that order.
     """
     in_service = in_service_months(rates.lead_time_months, horizon_months)
     capital = rates.capex_usd
@@ -162,8 +161,9 @@ def on_prem_path_costs(
     """The categories that depend on the path [USD/month] and shortfall per path [GPU-h].
 
     ``power`` (in service); ``bridge`` before service when there is a lead time and a bridge
-    rate; ``burst`` when work may exceed the servers and there is a burst rate. Arguments as
-    :func:`on_prem_costs`, and ``busy_bound_gpu_hours``, an upper bound of ``|busy_gpu_hours|``
+    rate; ``burst`` when work may exceed the servers and there is a burst rate.
+    ``busy_gpu_hours``: ``(P, H + 1)`` with month 0 zero; ``usd_per_kwh_multiplier``: ``(P,)``
+    or None; ``busy_bound_gpu_hours``, an upper bound of ``|busy_gpu_hours|``
     [GPU-h/month] (computed when None) that skips the burst when it cannot exceed capacity.
     """
     capacity = capacity_gpu_hours(rates.servers, rates.gpus_per_server, hours_per_month)
@@ -202,21 +202,3 @@ def on_prem_path_costs(
             costs["burst"] = burst
         shortfall = shortfall + burst_shortfall
     return costs, shortfall
-
-
-def on_prem_costs(
-    rates: OnPremRates,
-    busy_gpu_hours: Array,
-    hours_per_month: float,
-    horizon_months: int,
-    usd_per_kwh_multiplier: ArrayLike | None = None,
-) -> tuple[dict[str, Array], Array]:
-    """Monthly costs by category [USD/month] and shortfall per path [GPU-h] of an on-prem option.
-
-    ``busy_gpu_hours``: ``(P, H + 1)`` with month 0 zero; ``usd_per_kwh_multiplier``: ``(P,)`` or None.
-    The categories of :func:`on_prem_fixed_costs` and :func:`on_prem_path_costs` together.
-    """
-    path_costs, shortfall = on_prem_path_costs(
-        rates, busy_gpu_hours, hours_per_month, horizon_months, usd_per_kwh_multiplier
-    )
-    return {**on_prem_fixed_costs(rates, horizon_months), **path_costs}, shortfall
