@@ -94,11 +94,11 @@ def catalog_reference_warnings(*, document: Any, refs: CatalogRefs, today: date)
     options = document.get("options") if isinstance(document, dict) else None
     if not isinstance(options, list):
         return []
+    quotes = {"dedicated": refs.dedicated_quotes, "on_prem": refs.purchase_quotes}
     warnings: list[str] = []
     for option in options:
         if not isinstance(option, dict) or not _is_int(option.get("quote")):
             continue
-        quotes = {"dedicated": refs.dedicated_quotes, "on_prem": refs.purchase_quotes}
         terms = quotes.get(option.get("type"), {}).get(option["quote"])
         standing = (terms or {}).get("standing")
         if not standing:

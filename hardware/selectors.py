@@ -1,6 +1,5 @@
 """Reads from the catalog. Money leaves here as float (the engine's unit), never stored back."""
 
-from collections.abc import Iterable
 from datetime import UTC, date, datetime, time
 from decimal import Decimal
 
@@ -17,12 +16,9 @@ from .models import (
 )
 
 
-def gpu_figures(*, slugs: Iterable[str] | None = None) -> dict[str, dict[str, float | None]]:
-    """The engine's figures per GPU slug, from the database (all GPUs, or only ``slugs``)."""
-    queryset = GpuModel.objects.all()
-    if slugs is not None:
-        queryset = queryset.filter(slug__in=list(slugs))
-    return {gpu.slug: engine_figures(gpu) for gpu in queryset}  # type: ignore[arg-type]
+def gpu_figures() -> dict[str, dict[str, float | None]]:
+    """The engine's figures per GPU slug, from the database."""
+    return {gpu.slug: engine_figures(gpu) for gpu in GpuModel.objects.all()}  # type: ignore[arg-type]
 
 
 def gpu_figures_from_table() -> dict[str, dict[str, float | None]]:

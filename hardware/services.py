@@ -227,12 +227,15 @@ def _offers_ensure(
     counts: PriceLoadCounts,
 ) -> dict[tuple[str, str], InstanceOffer]:
     """The offers of ``rows``: missing ones created; host, vCPUs and RAM kept up to date."""
-    offers = {
-        (o.provider.slug, o.instance_type): o
-        for o in InstanceOffer.objects.filter(provider__in=list(providers.values())).select_related(
-            "provider", "gpu"
-        )
-    }
+
+    def stored() -> dict[tuple[str, str], InstanceOffer]:
+        queryset = InstanceOffer.objects.filter(provider__in=list(providers.values()))
+        return {
+            (o.provider.slug, o.instance_type): o
+            for o in queryset.select_related("provider", "gpu")
+        }
+
+    offers = stored()
     to_create: dict[tuple[str, str], InstanceOffer] = {}
     to_update: dict[tuple[str, str], InstanceOffer] = {}
     for row in rows:
@@ -261,12 +264,7 @@ def _offers_ensure(
             list(to_update.values()), ["vcpus", "memory_gib", "host"], batch_size=SQL_BATCH
         )
     if to_create:
-        offers = {
-            (o.provider.slug, o.instance_type): o
-            for o in InstanceOffer.objects.filter(
-                provider__in=list(providers.values())
-            ).select_related("provider", "gpu")
-        }
+        offers = stored()
     return offers
 
 
