@@ -42,7 +42,10 @@ INSTALLED_APPS = [
     "rest_framework",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "knox",
     "simple_history",
+    "accounts",
     "hardware",
     "costapp",
 ]
@@ -154,10 +157,17 @@ CELERY_BEAT_SCHEDULE: dict = {}
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    # Token first: an anonymous request gets 401 with `WWW-Authenticate: Token`.
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        "knox.auth.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PAGINATION_CLASS": "costapp.api.pagination.PageSizePagination",
+    "PAGE_SIZE": 50,
+    "EXCEPTION_HANDLER": "costapp.api.errors.exception_handler",
+    "DATETIME_FORMAT": "iso-8601",
+    "COERCE_DECIMAL_TO_STRING": True,
 }
 
 SPECTACULAR_SETTINGS = {
@@ -165,9 +175,18 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Catalog, scenarios and runs for GPU cost of ownership.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI and Redoc from the project's own static files (no CDN).
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 API_TOKEN_LIFETIME = timedelta(days=env.int("API_TOKEN_DAYS", default=90))
+REST_KNOX = {
+    "AUTH_HEADER_PREFIX": "Token",
+    "TOKEN_TTL": API_TOKEN_LIFETIME,
+    "AUTO_REFRESH": False,
+}
 
 LOGGING = {
     "version": 1,

@@ -1,0 +1,1 @@
+"""The catalog API (docs/api.md, "Catalog")."""
