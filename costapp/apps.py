@@ -6,3 +6,6 @@ class CostappConfig(AppConfig):
 
     name = "costapp"
     verbose_name = "Cost of ownership"
+
+    def ready(self) -> None:
+        from costapp import checks  # noqa: F401 (registers the start-up checks)

@@ -8,6 +8,8 @@ import os
 import secrets
 
 os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
+# The tests set their environment themselves: no local .env is read.
+os.environ.setdefault("ENV_FILE", "")
 os.environ.setdefault("SECURE_SSL_REDIRECT", "false")
 
 from costapp.settings import *  # noqa: E402,F403

@@ -155,6 +155,7 @@ def production_env(**extra: str) -> dict[str, str]:
             "SECRET_KEY": "p" + "k3Y-" * 20,
             "DEBUG": "false",
             "ALLOWED_HOSTS": "tco.example.com",
+            "ENV_FILE": "",
         }
     )
     env.update(extra)
@@ -180,3 +181,92 @@ def test_a_missing_secret_key_outside_debug_is_a_clear_start_up_error():
     )
     assert result.returncode != 0
     assert "SECRET_KEY is not set" in result.stderr
+
+
+APP_REQUESTS = """
+from django.test import Client
+import costapp.wsgi  # the application gunicorn serves, with its start-up checks
+client = Client(HTTP_HOST="tco.example.com")
+health = client.get("/healthz")
+plain = client.get("/prices/")
+secure = client.get("/prices/", secure=True)
+print(health.status_code, health.json()["status"])
+print(plain.status_code, plain["Location"])
+print(secure.status_code, secure["Location"], secure["Strict-Transport-Security"])
+print(secure["X-Frame-Options"], secure["X-Content-Type-Options"])
+"""
+
+
+def test_the_configured_production_app_serves_health_over_http_and_everything_else_over_https(
+    tmp_path,
+):
+    env = production_env(DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}", REDIS_URL="")
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput", "-v0"], cwd=ROOT, env=env, check=True
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", APP_REQUESTS], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    health, plain, secure, headers = out.stdout.splitlines()
+    assert health == "200 ok"
+    assert plain == "301 https://tco.example.com/prices/"
+    status, location, hsts = secure.split(" ", 2)
+    assert (status, location) == ("302", "/login/?next=/prices/")
+    assert hsts == "max-age=31536000; includeSubDomains"
+    assert headers == "DENY nosniff"
+
+
+def test_the_wsgi_application_refuses_to_start_without_a_secret_key(tmp_path):
+    env = production_env(DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}")
+    env.pop("SECRET_KEY")
+    out = subprocess.run(
+        [sys.executable, "-c", "import costapp.wsgi"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode != 0
+    assert "SECRET_KEY is not set" in out.stderr
+
+
+def test_after_the_quick_start_every_command_runs_with_nothing_exported(tmp_path):
+    # `demo` on a fresh checkout writes the local .env (here in a temporary folder, not the
+    # source tree), then the other commands read it: nothing else is exported.
+    local = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"SECRET_KEY", "DEBUG", "DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE"}
+    }
+    local["ENV_FILE"] = str(tmp_path / ".env")
+    local["DATABASE_URL"] = f"sqlite:///{tmp_path / 'db.sqlite3'}"
+
+    def manage(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "manage.py", *args],
+            cwd=ROOT,
+            env=local,
+            capture_output=True,
+            text=True,
+        )
+
+    first = manage("demo", "--no-serve")
+    assert first.returncode == 0, first.stderr
+    assert "wrote" in first.stdout and "demo user: demo" in first.stdout
+    written = dict(
+        line.split("=", 1)
+        for line in (tmp_path / ".env").read_text().splitlines()
+        if line and not line.startswith("#")
+    )
+    assert written["DEBUG"] == "true" and len(written["SECRET_KEY"]) >= 50
+    for args in (
+        ("load_catalog",),
+        ("check",),
+        ("simulate", "tests/tco/scenarios/h100-fleet-buy-vs-rent.json"),
+    ):
+        result = manage(*args)
+        assert result.returncode == 0, (args, result.stderr)
+    # A second demo keeps the key it wrote.
+    assert manage("demo", "--no-serve").returncode == 0
+    assert f"SECRET_KEY={written['SECRET_KEY']}" in (tmp_path / ".env").read_text()

@@ -1,10 +1,16 @@
 """``python manage.py demo``: set up the embedded default and serve it on 127.0.0.1:8000."""
 
+import os
 import secrets
+import sys
+from pathlib import Path
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
+
+from costapp.checks import SECRET_KEY_MESSAGE
 
 DEMO_USERNAME = "demo"
 
@@ -15,11 +21,25 @@ class Command(BaseCommand):
         "(printed once), then serve on http://127.0.0.1:8000."
     )
 
+    # Runs before a SECRET_KEY exists: it writes the local .env that provides one.
+    requires_system_checks: list[str] = []
+
     def add_arguments(self, parser):
         parser.add_argument("--no-serve", action="store_true", help="do everything but serve")
         parser.add_argument("--addrport", default="127.0.0.1:8000", help="where to serve")
 
     def handle(self, *args, **options):
+        if not os.environ.get("SECRET_KEY") and not Path(settings.ENV_FILE or "").is_file():
+            if not settings.ENV_FILE:
+                raise CommandError(SECRET_KEY_MESSAGE)
+            self._write_local_env(Path(settings.ENV_FILE))
+            # Start again so that the settings are read with the new .env.
+            os.execv(sys.executable, [sys.executable, *sys.argv])
+        if not options["no_serve"] and not settings.DEBUG:
+            raise CommandError(
+                "demo serves the local embedded default and needs DEBUG=true (in .env or the "
+                "environment); production runs under gunicorn (README, Production shape)."
+            )
         call_command("migrate", interactive=False, verbosity=0)
         self.stdout.write("database migrated")
         call_command("load_catalog", stdout=self.stdout)
@@ -33,6 +53,16 @@ class Command(BaseCommand):
             return
         self.stdout.write(f"serving on http://{options['addrport']}/ (Ctrl-C stops)")
         call_command("runserver", options["addrport"], use_reloader=False)
+
+    def _write_local_env(self, path: Path) -> None:
+        """A git-ignored .env for the embedded default: a fresh random key and debug on."""
+        path.write_text(
+            "# Local settings of the embedded default, written by `manage.py demo`.\n"
+            "# Never used in production (the image does not contain it).\n"
+            f"SECRET_KEY={secrets.token_urlsafe(50)}\n"
+            "DEBUG=true\n"
+        )
+        self.stdout.write(f"wrote {path} (a fresh SECRET_KEY, DEBUG=true)")
 
     def _demo_user(self) -> str:
         """Create or refresh the demo user; return its new random password."""
