@@ -77,6 +77,10 @@ def _item_prices(item: object, line_no: int) -> list[FeedPrice]:
         raise RowRejected("low priority", f"{subject}: Low Priority is not a spot price")
     if item.get("unitOfMeasure") != "1 Hour":
         raise RowRejected("unit", f"{subject}: priced per {item.get('unitOfMeasure')!r}")
+    if json_decimal(item.get("tierMinimumUnits") or 0, "tierMinimumUnits") != 0:
+        raise RowRejected(
+            "tiered price", f"{subject}: applies from {item.get('tierMinimumUnits')} hours on"
+        )
     usd = json_decimal(item.get("retailPrice"), "retailPrice")
     if usd == 0:
         raise RowRejected("zero price", f"{subject}: retailPrice is 0")
@@ -133,7 +137,7 @@ def azure_feed_prices(
                 prices.extend(_item_prices(item, line_no))
             except RowRejected as exc:
                 report.reject(line_no, exc)
-    report.sha256 = shas[0] if len(shas) == 1 else ",".join(shas)
+    report.sha256 = ",".join(shas)
     report.rows_accepted = report.rows_read - len({r.line_no for r in report.rejections})
     return prices, report
 

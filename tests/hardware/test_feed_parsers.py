@@ -194,6 +194,14 @@ def test_azure_price_in_another_currency_is_rejected_not_taken_as_usd():
     assert report.rejected_by_reason["not USD"] == 6
 
 
+def test_azure_price_from_a_usage_threshold_on_is_rejected_as_tiered():
+    document = gpu_page(AZURE_SPOT)
+    document["Items"][4]["tierMinimumUnits"] = 100.0
+    rows, report = parse_azure_retail_prices([dump(document)], instances=table("azure"))
+    assert "on_demand" not in {r.billing for r in rows}
+    assert {r.line_no: r.reason for r in report.rejections}[5] == "tiered price"
+
+
 def test_azure_document_without_items_is_refused_whole():
     with pytest.raises(SourceError, match=r"azure retail prices page 2: not an Azure Retail"):
         azure_feed_prices([AZURE_SPOT, b'{"value": []}'])
