@@ -252,8 +252,11 @@ def gcp_price_rows(
                 )
             )
     rejected = {r.line_no for r in report.rejections}
-    for line_no in sorted({p.line_no for p in prices} - used_lines - rejected):
-        first = next(p for p in prices if p.line_no == line_no)
+    first_price: dict[int, FeedPrice] = {}
+    for price in prices:
+        first_price.setdefault(price.line_no, price)
+    for line_no in sorted(first_price.keys() - used_lines - rejected):
+        first = first_price[line_no]
         report.reject(
             line_no,
             RowRejected(
