@@ -131,7 +131,7 @@ class FeedPrice:
     """One price a provider's feed states for one SKU in one region and billing [USD per unit].
 
     The feed's own terms, before the SKU is tied to a GPU instance: ``unit`` is what one price
-    buys (``hour``, ``GiB-hour``, ``GPU-hour``), ``line_no`` the item's place in the feed
+    buys (``hour``, ``GiB-hour``), ``line_no`` the item's place in the feed
     (1-based, across pages), ``tier_start`` the usage from which a tiered rate applies.
     """
 
