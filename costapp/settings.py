@@ -178,7 +178,9 @@ PRICE_FETCH_TIMEOUT_SECONDS = env.float("PRICE_FETCH_TIMEOUT_SECONDS", default=3
 PRICE_FETCH_RETRIES = env.int("PRICE_FETCH_RETRIES", default=3)
 try:
     CELERY_BEAT_SCHEDULE: dict = refresh_beat_schedule(PRICE_SOURCES)
-except ValueError as exc:
+except ValueError as exc:  # a bad source setting stops start-up, naming the source and field
+    from django.core.exceptions import ImproperlyConfigured
+
     raise ImproperlyConfigured(str(exc)) from None
 
 REST_FRAMEWORK = {
