@@ -188,7 +188,8 @@ def feed_fetch(
 
     ``validators`` are those of the last download: with them the first request is conditional,
     and a ``304`` answer gives ``not_modified`` with the same validators and no pages. Raise
-    ``FetchError`` naming the URL when the feed cannot be fetched whole.
+    ``FetchError`` naming the URL when the feed cannot be fetched whole. A ``client`` passed in
+    is used as it is (its own timeouts); otherwise one is made with ``policy.timeout_s``.
     """
     if paging not in PAGING:
         raise ValueError(f"unknown paging {paging!r}; one of {PAGING}")
