@@ -11,6 +11,8 @@ from pathlib import Path
 
 import environ
 
+from hardware.schedule import refresh_beat_schedule
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
@@ -156,7 +158,37 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = "UTC"
-CELERY_BEAT_SCHEDULE: dict = {}
+
+# Price refreshes: one entry per source; an empty URL turns the source off (no beat entry).
+PRICE_REFRESH_INTERVAL_MINUTES = env.int("PRICE_REFRESH_INTERVAL_MINUTES", default=24 * 60)
+PRICE_SOURCES = {
+    "azure": {
+        "url": env.str("PRICE_SOURCE_AZURE_URL", default=""),
+        "interval_minutes": env.int(
+            "PRICE_SOURCE_AZURE_INTERVAL_MINUTES", default=PRICE_REFRESH_INTERVAL_MINUTES
+        ),
+    },
+    "gcp": {
+        "url": env.str("PRICE_SOURCE_GCP_URL", default=""),
+        "interval_minutes": env.int(
+            "PRICE_SOURCE_GCP_INTERVAL_MINUTES", default=PRICE_REFRESH_INTERVAL_MINUTES
+        ),
+    },
+    "oracle": {
+        "url": env.str("PRICE_SOURCE_ORACLE_URL", default=""),
+        "interval_minutes": env.int(
+            "PRICE_SOURCE_ORACLE_INTERVAL_MINUTES", default=PRICE_REFRESH_INTERVAL_MINUTES
+        ),
+    },
+}
+PRICE_FETCH_TIMEOUT_SECONDS = env.float("PRICE_FETCH_TIMEOUT_SECONDS", default=30.0)
+PRICE_FETCH_RETRIES = env.int("PRICE_FETCH_RETRIES", default=3)
+try:
+    CELERY_BEAT_SCHEDULE: dict = refresh_beat_schedule(PRICE_SOURCES)
+except ValueError as exc:  # a bad source setting stops start-up, naming the source and field
+    from django.core.exceptions import ImproperlyConfigured
+
+    raise ImproperlyConfigured(str(exc)) from None
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -197,4 +229,6 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    # httpx logs every request's URL at INFO, query included (a feed URL may carry an API key).
+    "loggers": {"httpx": {"level": "WARNING"}},
 }

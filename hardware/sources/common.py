@@ -6,8 +6,10 @@ decide what to store.
 
 import csv
 import hashlib
+import json
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import date
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
@@ -122,3 +124,67 @@ def count_or_none(raw: dict, column: str) -> int | None:
     if value != value.to_integral_value():
         raise RowRejected("bad number", f"{column} {text(raw, column)!r} is not a whole number")
     return int(value)
+
+
+@dataclass(frozen=True)
+class FeedPrice:
+    """One price a provider's feed states for one SKU in one region and billing [USD per unit].
+
+    The feed's own terms, before the SKU is tied to a GPU instance: ``unit`` is what one price
+    buys (``hour``, ``GiB-hour``), ``line_no`` the item's place in the feed
+    (1-based, across pages), ``tier_start`` the usage from which a tiered rate applies.
+    """
+
+    provider: str
+    sku: str
+    description: str
+    region: str
+    billing: str
+    unit: str
+    usd: Decimal
+    line_no: int
+    stated_on: date | None = None
+    tier_start: Decimal = Decimal(0)
+    note: str = ""
+
+
+# Converted prices keep the catalog's precision (hardware.models.MONEY: 10 decimal places).
+USD_QUANTUM = Decimal("1E-10")
+
+
+def json_document(data: bytes | str | Path, *, file_name: str) -> tuple[object, str]:
+    """A JSON feed (bytes, text or a path) and the SHA-256 of its bytes; raise ``SourceError``."""
+    if isinstance(data, Path):
+        try:
+            data = data.read_bytes()
+        except OSError as exc:
+            raise SourceError(f"{file_name}: cannot read the file: {exc.strerror or exc}") from None
+    raw = data.encode() if isinstance(data, str) else data
+    try:
+        document = json.loads(raw.decode("utf-8-sig"), parse_float=Decimal, parse_int=Decimal)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SourceError(f"{file_name}: not a JSON document: {exc}") from None
+    return document, hashlib.sha256(raw).hexdigest()
+
+
+def json_decimal(value: object, field_name: str) -> Decimal:
+    """A finite, non-negative number from a JSON value (number or numeric string)."""
+    if isinstance(value, bool) or value is None:
+        raise RowRejected("bad number", f"{field_name} is {value!r}, not a number")
+    try:
+        number = Decimal(str(value).strip())
+    except InvalidOperation:
+        raise RowRejected("bad number", f"{field_name} {value!r} is not a number") from None
+    if not number.is_finite() or number < 0:
+        raise RowRejected("bad number", f"{field_name} {value!r} is not a non-negative number")
+    return number
+
+
+def iso_date(value: object) -> date | None:
+    """The date of an ISO 8601 timestamp (``2023-03-24T10:52:50.681Z``), or ``None``."""
+    if not isinstance(value, str) or len(value) < 10:
+        return None
+    try:
+        return date.fromisoformat(value[:10])
+    except ValueError:
+        return None

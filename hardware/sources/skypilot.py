@@ -17,6 +17,7 @@ instance-hour. The traps of these files (hardware/data/README.md) are met here:
 import ast
 from collections import defaultdict
 from dataclasses import dataclass
+from datetime import date
 from decimal import Decimal
 from pathlib import Path
 
@@ -68,6 +69,7 @@ class PriceRow:
     line_no: int
     is_suspect: bool = False
     note: str = ""
+    stated_on: date | None = None  # the date the source gave the price, where it says
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,60 @@
+"""The Celery beat schedule of the price refreshes, built from ``settings.PRICE_SOURCES``.
+
+Pure: settings in, schedule out (no Django, no Celery import), so ``costapp/settings.py`` can
+build ``CELERY_BEAT_SCHEDULE`` with it. One entry per source that has a URL, named
+``refresh-<source>``, sending the task ``hardware.refresh_source`` with the source's name every
+``interval_minutes``; a source with an empty URL is off and has no entry. A message still waiting
+when the next one is due expires rather than piling up behind a slow or stopped worker.
+"""
+
+import re
+from collections.abc import Mapping
+from datetime import timedelta
+
+REFRESH_TASK = "hardware.refresh_source"
+DEFAULT_INTERVAL_MINUTES = 24 * 60
+SOURCE_KEYS = frozenset({"url", "interval_minutes"})
+SOURCE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+
+
+def refresh_beat_schedule(
+    sources: Mapping[str, Mapping[str, object]],
+    *,
+    default_interval_minutes: int = DEFAULT_INTERVAL_MINUTES,
+) -> dict[str, dict[str, object]]:
+    """The beat entries for ``sources`` (``{name: {"url": ..., "interval_minutes": ...}}``).
+
+    Raise ``ValueError`` naming the source and the field on a bad setting: an unknown key, a URL
+    that is not http(s), an interval that is not a whole number of minutes above 0.
+    """
+    schedule: dict[str, dict[str, object]] = {}
+    for name, source in sources.items():
+        if not isinstance(name, str) or not SOURCE_NAME.match(name):
+            raise ValueError(f"PRICE_SOURCES: {name!r} is not a source name (a-z, 0-9, - and _)")
+        if not isinstance(source, Mapping):
+            raise ValueError(f"PRICE_SOURCES[{name!r}]: not a mapping of url and interval_minutes")
+        unknown = sorted(set(source) - SOURCE_KEYS)
+        if unknown:
+            raise ValueError(f"PRICE_SOURCES[{name!r}]: unknown key(s) {', '.join(unknown)}")
+        url = source.get("url") or ""
+        if not isinstance(url, str):
+            raise ValueError(f"PRICE_SOURCES[{name!r}].url: not a text")
+        url = url.strip()
+        if not url:
+            continue  # off
+        if not url.startswith(("http://", "https://")):
+            raise ValueError(f"PRICE_SOURCES[{name!r}].url: {url[:40]!r} is not an http(s) URL")
+        minutes = source.get("interval_minutes", default_interval_minutes)
+        if isinstance(minutes, bool) or not isinstance(minutes, int) or minutes < 1:
+            raise ValueError(
+                f"PRICE_SOURCES[{name!r}].interval_minutes: {minutes!r} is not a whole number "
+                "of minutes above 0"
+            )
+        interval = timedelta(minutes=minutes)
+        schedule[f"refresh-{name}"] = {
+            "task": REFRESH_TASK,
+            "schedule": interval,
+            "args": (name,),
+            "options": {"expires": interval.total_seconds()},
+        }
+    return schedule
