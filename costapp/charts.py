@@ -107,7 +107,7 @@ def _layout(title: str, x_title: str, y_title: str, **extra: Any) -> dict[str, A
         "yaxis": {"title": {"text": y_title}},
         "template": "plotly_white",
         "hovermode": "closest",
-        "legend": {"orientation": "h", "y": -0.2},
+        "legend": {"orientation": "h", "yanchor": "top", "y": -0.22},
         "margin": {"t": 60, "r": 20, "b": 40, "l": 80},
         **extra,
     }
@@ -507,7 +507,7 @@ def utilization_chart(result: Mapping[str, Any], curves: Mapping[str, Any]) -> C
         title={"text": "Cost against utilization"},
         template="plotly_white",
         height=max(380, 320 * len(panels)),
-        legend={"orientation": "h", "y": -0.08},
+        legend={"orientation": "h", "yanchor": "top", "y": -0.1},
         margin={"t": 80, "r": 20, "b": 40, "l": 80},
     )
     tables = [
@@ -561,6 +561,7 @@ def price_history_chart(title: str, prices: Sequence[DatedPrice]) -> Chart:
     figure = go.Figure(
         layout=_layout(title, "Date (UTC)", "Price [USD per GPU-hour]", hovermode="x unified")
     )
+    figure.update_xaxes(type="date", tickformat="%Y-%m-%d", hoverformat="%Y-%m-%d %H:%M")
     for index, (name, rows) in enumerate(series.items()):
         x = [p.first_seen.isoformat() for p in rows] + [rows[-1].last_seen.isoformat()]
         y = [float(p.usd_per_gpu_hour) for p in rows] + [float(rows[-1].usd_per_gpu_hour)]

@@ -1,0 +1,67 @@
+"""Forms of the catalog pages: create and edit quotes."""
+
+from django import forms
+
+from .models import DedicatedQuote, PurchaseQuote
+
+DATE_INPUT = forms.DateInput(attrs={"type": "date"})
+
+
+class DedicatedQuoteForm(forms.ModelForm):
+    """A dedicated-server quote as the vendor stated it (USD per server-month, setup once)."""
+
+    class Meta:
+        model = DedicatedQuote
+        fields = [
+            "vendor",
+            "reference",
+            "server_description",
+            "gpu",
+            "gpus_per_server",
+            "usd_per_server_month",
+            "setup_usd",
+            "term_months",
+            "included_egress_tb",
+            "overage_usd_per_tb",
+            "valid_until",
+            "status",
+            "notes",
+        ]
+        labels = {
+            "gpu": "GPU model",
+            "usd_per_server_month": "USD per server-month",
+            "setup_usd": "Setup [USD, once]",
+            "term_months": "Term [months]",
+            "included_egress_tb": "Included egress [TB/month]",
+            "overage_usd_per_tb": "Egress overage [USD/TB]",
+        }
+        widgets = {"valid_until": DATE_INPUT, "notes": forms.Textarea(attrs={"rows": 3})}
+
+
+class PurchaseQuoteForm(forms.ModelForm):
+    """A purchase quote for servers to own (capex per server, power at load, lead time)."""
+
+    class Meta:
+        model = PurchaseQuote
+        fields = [
+            "vendor",
+            "reference",
+            "server_description",
+            "gpu",
+            "gpus_per_server",
+            "capex_usd_per_server",
+            "server_kw",
+            "lead_time_months",
+            "support_fraction_per_year",
+            "valid_until",
+            "status",
+            "notes",
+        ]
+        labels = {
+            "gpu": "GPU model",
+            "capex_usd_per_server": "Capex [USD per server]",
+            "server_kw": "Server power at load [kW]",
+            "lead_time_months": "Lead time [months]",
+            "support_fraction_per_year": "Support [fraction of capex per year]",
+        }
+        widgets = {"valid_until": DATE_INPUT, "notes": forms.Textarea(attrs={"rows": 3})}
