@@ -200,6 +200,7 @@ def breakdown_chart(result: Mapping[str, Any]) -> Chart:
             "Option",
             f"Total cost over {horizon} months [USD]",
             barmode="relative",
+            showlegend=True,
         )
     )
     for index, category in enumerate(used):
@@ -507,8 +508,8 @@ def utilization_chart(result: Mapping[str, Any], curves: Mapping[str, Any]) -> C
         title={"text": "Cost against utilization"},
         template="plotly_white",
         height=max(380, 320 * len(panels)),
-        legend={"orientation": "h", "yanchor": "top", "y": -0.1},
-        margin={"t": 80, "r": 20, "b": 40, "l": 80},
+        legend={"orientation": "h", "yref": "container", "yanchor": "bottom", "y": 0.0},
+        margin={"t": 80, "r": 20, "b": 100, "l": 80},
     )
     tables = [
         Table(
