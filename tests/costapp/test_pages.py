@@ -2,6 +2,7 @@
 the claims; and a crawl of every page reachable from the home page."""
 
 import io
+import re
 from datetime import timedelta
 from decimal import Decimal
 from html.parser import HTMLParser
@@ -132,7 +133,12 @@ def test_every_page_reachable_from_home_renders_with_no_external_url_and_no_brok
         if not response["Content-Type"].startswith("text/html"):
             continue
         pages += 1
-        for tag, attr, link in Links(response.content.decode()).urls:
+        html = response.content.decode()
+        # no address of another site anywhere in the page, not only in links and scripts (an
+        # SVG's xmlns is a name, never fetched)
+        text = re.sub(r'xmlns(:\w+)?="[^"]*"', "", html)
+        assert not re.search(r"(https?:)?//[a-z0-9.-]+\.[a-z]{2,}", text, re.I), url
+        for tag, attr, link in Links(html).urls:
             parts = urlsplit(link)
             assert not parts.scheme and not parts.netloc, f"{url}: external {tag}[{attr}]={link}"
             if link.startswith("#") or parts.path.startswith("/logout"):
@@ -157,3 +163,11 @@ def test_every_page_reachable_from_home_renders_with_no_external_url_and_no_brok
     assert all(f"/claims/{c.slug}/" in seen for c in CLAIMS)
     assert "/static/vendor/plotly.min.js" in seen and "/static/vendor/htmx.min.js" in seen
     assert pages >= 10
+
+
+def test_pages_use_a_bounded_number_of_queries(client, catalog, django_assert_max_num_queries):
+    client.force_login(get_user_model().objects.create_superuser("lead"))
+    offer = InstanceOffer.objects.get(provider__slug="aws", instance_type="p5.48xlarge")
+    for url, most in (("/", 8), ("/gpus/", 6), ("/quotes/", 8), (f"/offers/{offer.pk}/", 8)):
+        with django_assert_max_num_queries(most):
+            assert client.get(url).status_code == 200
