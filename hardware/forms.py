@@ -7,8 +7,36 @@ from .models import DedicatedQuote, PurchaseQuote
 DATE_INPUT = forms.DateInput(attrs={"type": "date"})
 
 
-class DedicatedQuoteForm(forms.ModelForm):
+class QuoteForm(forms.ModelForm):
+    """Checks the amounts field by field, so an error names the field (the database's own
+    constraints would only name themselves)."""
+
+    positive: tuple[str, ...] = ()
+    not_negative: tuple[str, ...] = ()
+    fractions: tuple[str, ...] = ()
+
+    def clean(self):
+        cleaned = super().clean()
+        for name in self.positive:
+            value = cleaned.get(name)
+            if value is not None and value <= 0:
+                self.add_error(name, "must be more than 0")
+        for name in self.not_negative:
+            value = cleaned.get(name)
+            if value is not None and value < 0:
+                self.add_error(name, "must be 0 or more")
+        for name in self.fractions:
+            value = cleaned.get(name)
+            if value is not None and not 0 <= value <= 1:
+                self.add_error(name, "must be a fraction between 0 and 1")
+        return cleaned
+
+
+class DedicatedQuoteForm(QuoteForm):
     """A dedicated-server quote as the vendor stated it (USD per server-month, setup once)."""
+
+    positive = ("usd_per_server_month",)
+    not_negative = ("setup_usd", "included_egress_tb", "overage_usd_per_tb")
 
     class Meta:
         model = DedicatedQuote
@@ -38,8 +66,11 @@ class DedicatedQuoteForm(forms.ModelForm):
         widgets = {"valid_until": DATE_INPUT, "notes": forms.Textarea(attrs={"rows": 3})}
 
 
-class PurchaseQuoteForm(forms.ModelForm):
+class PurchaseQuoteForm(QuoteForm):
     """A purchase quote for servers to own (capex per server, power at load, lead time)."""
+
+    positive = ("capex_usd_per_server", "server_kw")
+    fractions = ("support_fraction_per_year",)
 
     class Meta:
         model = PurchaseQuote

@@ -90,7 +90,8 @@ def test_a_bad_value_is_reported_by_field_and_nothing_is_saved(client, catalog_g
     assert response.status_code == 400
     body = response.content.decode()
     assert "The quote was not saved" in body
-    assert "USD per server-month" in body and "Term [months]</a>: This field is required." in body
+    assert "USD per server-month</a>: must be more than 0" in body
+    assert "Term [months]</a>: This field is required." in body
     assert not DedicatedQuote.objects.filter(reference="Q-1").exists()
 
 
