@@ -1,5 +1,7 @@
 """Forms of the catalog pages: create and edit quotes."""
 
+from decimal import Decimal
+
 from django import forms
 
 from .models import DedicatedQuote, PurchaseQuote
@@ -14,6 +16,12 @@ class QuoteForm(forms.ModelForm):
     positive: tuple[str, ...] = ()
     not_negative: tuple[str, ...] = ()
     fractions: tuple[str, ...] = ()
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for name, value in self.initial.items():
+            if isinstance(value, Decimal):  # as written: 14600, 0, 2.5; not 0E-10 or 2.5000000000
+                self.initial[name] = format(value.normalize(), "f")
 
     def clean(self):
         cleaned = super().clean()
@@ -57,6 +65,7 @@ class DedicatedQuoteForm(QuoteForm):
         ]
         labels = {
             "gpu": "GPU model",
+            "gpus_per_server": "GPUs per server",
             "usd_per_server_month": "USD per server-month",
             "setup_usd": "Setup [USD, once]",
             "term_months": "Term [months]",
@@ -90,6 +99,7 @@ class PurchaseQuoteForm(QuoteForm):
         ]
         labels = {
             "gpu": "GPU model",
+            "gpus_per_server": "GPUs per server",
             "capex_usd_per_server": "Capex [USD per server]",
             "server_kw": "Server power at load [kW]",
             "lead_time_months": "Lead time [months]",

@@ -109,3 +109,12 @@ def test_an_unknown_kind_or_quote_is_404(client, catalog_gpus):
     client.force_login(user_with("change_dedicatedquote"))
     assert client.get("/quotes/leased/new/").status_code == 404
     assert client.get("/quotes/dedicated/999999/edit/").status_code == 404
+
+
+def test_the_edit_form_shows_amounts_as_written(client, catalog):
+    client.force_login(user_with("change_dedicatedquote"))
+    quote = DedicatedQuote.objects.get(reference="DEMO-D-H100-8")
+    body = client.get(f"/quotes/dedicated/{quote.pk}/edit/").content.decode()
+    assert 'name="usd_per_server_month" value="14600"' in body
+    assert 'name="setup_usd" value="0"' in body and 'name="overage_usd_per_tb" value="2"' in body
+    assert "E-10" not in body and "GPUs per server" in body
