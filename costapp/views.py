@@ -1,5 +1,8 @@
 """Server-rendered pages and the health check."""
 
+import json
+from typing import Any
+
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
@@ -7,7 +10,8 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
 from costapp import charts
-from costapp.claims import CLAIMS, claim_get
+from costapp.claims import CLAIMS, Claim, claim_get
+from costapp.selectors import engine_gpu_figures
 from costapp.services import scenario_simulate
 from costapp.tco.curves import cost_curves
 from hardware.selectors import cheapest_current_prices, latest_price_changes, offer_price_history
@@ -68,14 +72,31 @@ def claim(request: HttpRequest, slug: str) -> HttpResponse:
     found = claim_get(slug)
     if found is None:
         raise Http404("no such claim")
-    cases = []
-    for case in found.cases:
-        result = scenario_simulate(document=found.document(case))
-        curves = cost_curves(result["inputs"], result["gpus"])
-        cases.append(
-            {"case": case, "result": result, "charts": charts.result_charts(result, curves)}
-        )
-    return render(request, "claims/detail.html", {"claim": found, "cases": cases})
+    return render(request, "claims/detail.html", {"claim": found, "cases": _claim_cases(found)})
+
+
+_CLAIM_CASES: dict[tuple[str, str], list[dict[str, Any]]] = {}
+"""Computed claim cases by (claim slug, GPU figures used): the documents carry their prices and
+reference nothing else in the catalog, so the same figures give the same results and charts."""
+
+
+def _claim_cases(claim: Claim) -> list[dict[str, Any]]:
+    """Each case of a claim with its result document and charts, computed once per process for
+    the catalog's current GPU figures."""
+    figures, _source = engine_gpu_figures()
+    key = (claim.slug, json.dumps(figures, sort_keys=True))
+    if key not in _CLAIM_CASES:
+        cases = []
+        for case in claim.cases:
+            result = scenario_simulate(document=claim.document(case))
+            curves = cost_curves(result["inputs"], result["gpus"])
+            cases.append(
+                {"case": case, "result": result, "charts": charts.result_charts(result, curves)}
+            )
+        for stale in [k for k in _CLAIM_CASES if k[0] == claim.slug]:
+            del _CLAIM_CASES[stale]
+        _CLAIM_CASES[key] = cases
+    return _CLAIM_CASES[key]
 
 
 @never_cache

@@ -171,3 +171,17 @@ def test_pages_use_a_bounded_number_of_queries(client, catalog, django_assert_ma
     for url, most in (("/", 8), ("/gpus/", 6), ("/quotes/", 8), (f"/offers/{offer.pk}/", 8)):
         with django_assert_max_num_queries(most):
             assert client.get(url).status_code == 200
+
+
+def test_a_claim_page_is_computed_again_when_the_gpu_figures_change(client, catalog_gpus):
+    from hardware.models import GpuModel
+
+    client.force_login(get_user_model().objects.create_user("ana"))
+    client.get("/claims/7b-fp16-needs-28gb/")  # fills the per-process cache
+    l4 = GpuModel.objects.get(slug="l4")
+    l4.memory_gb = Decimal("12")  # 16.8 GB of weights and cache no longer fit one L4
+    l4.save()
+    response = client.get("/claims/7b-fp16-needs-28gb/")
+    serving = response.context["cases"][0]["result"]
+    l4_option = next(o for o in serving["options"] if o["gpu"] == "l4")
+    assert l4_option["provisioned_gpus"] == 2
