@@ -1,20 +1,102 @@
 """Server-rendered pages and the health check."""
 
+import json
+from typing import Any
+
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
-from hardware.models import GpuModel
+from costapp import charts
+from costapp.claims import CLAIMS, Claim, claim_get
+from costapp.selectors import engine_gpu_figures
+from costapp.services import scenario_simulate
+from costapp.tco.curves import cost_curves
+from hardware.selectors import cheapest_current_prices, latest_price_changes, offer_price_history
 
 from .health import health_report
 
 
 @login_required
+@require_GET
 def home(request: HttpRequest) -> HttpResponse:
-    """The home page: the GPU models in the catalog."""
-    return render(request, "home.html", {"gpus": GpuModel.objects.all()})
+    """The dashboard: today's cheapest on-demand USD per GPU-hour per GPU model, the latest price
+    changes, and the claims tested."""
+    context = {
+        "cheapest": cheapest_current_prices(billing="on_demand"),
+        "changes": latest_price_changes(limit=10),
+        "claims": CLAIMS,
+    }
+    return render(request, "home.html", context)
+
+
+@login_required
+@require_GET
+def offer(request: HttpRequest, pk: int) -> HttpResponse:
+    """An offer's price history: a chart of USD per GPU-hour over time per region and billing,
+    and the table of the same prices."""
+    found = offer_price_history(offer_id=pk)
+    if found is None:
+        raise Http404("no such offer")
+    offer, prices = found
+    points = [
+        charts.DatedPrice(
+            series=f"{p.region.code}{f' ({p.zone})' if p.zone else ''} {p.get_billing_display()}",
+            first_seen=p.first_seen,
+            last_seen=p.last_seen,
+            usd_per_gpu_hour=p.usd_per_gpu_hour,
+            usd_per_hour=p.usd_per_hour,
+        )
+        for p in prices
+    ]
+    title = f"{offer.provider.name} {offer.instance_type}: price per GPU-hour"
+    chart = charts.price_history_chart(title, points) if points else None
+    context = {"offer": offer, "prices": prices, "chart": chart}
+    return render(request, "hardware/offer.html", context)
+
+
+@login_required
+@require_GET
+def claims(request: HttpRequest) -> HttpResponse:
+    """The claims about GPU costs that the example scenarios test."""
+    return render(request, "claims/list.html", {"claims": CLAIMS})
+
+
+@login_required
+@require_GET
+def claim(request: HttpRequest, slug: str) -> HttpResponse:
+    """One claim: where it holds and where it fails, with the arithmetic, and each case's
+    result computed by the engine with its charts."""
+    found = claim_get(slug)
+    if found is None:
+        raise Http404("no such claim")
+    return render(request, "claims/detail.html", {"claim": found, "cases": _claim_cases(found)})
+
+
+_CLAIM_CASES: dict[tuple[str, str], list[dict[str, Any]]] = {}
+"""Computed claim cases by (claim slug, GPU figures used): the documents carry their prices and
+reference nothing else in the catalog, so the same figures give the same results and charts."""
+
+
+def _claim_cases(claim: Claim) -> list[dict[str, Any]]:
+    """Each case of a claim with its result document and charts, computed once per process for
+    the catalog's current GPU figures."""
+    figures, _source = engine_gpu_figures()
+    key = (claim.slug, json.dumps(figures, sort_keys=True))
+    if key not in _CLAIM_CASES:
+        cases = []
+        for case in claim.cases:
+            result = scenario_simulate(document=claim.document(case))
+            curves = cost_curves(result["inputs"], result["gpus"])
+            cases.append(
+                {"case": case, "result": result, "charts": charts.result_charts(result, curves)}
+            )
+        for stale in [k for k in _CLAIM_CASES if k[0] == claim.slug]:
+            del _CLAIM_CASES[stale]
+        _CLAIM_CASES[key] = cases
+    return _CLAIM_CASES[key]
 
 
 @never_cache

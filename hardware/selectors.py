@@ -11,6 +11,7 @@ from .models import (
     DedicatedQuote,
     EgressTier,
     GpuModel,
+    InstanceOffer,
     InstancePrice,
     PurchaseQuote,
 )
@@ -144,4 +145,65 @@ def purchase_quote_terms(*, quote_id: int) -> dict | None:
         "lead_time_months": quote.lead_time_months,
         "support_fraction_per_year": float(quote.support_fraction_per_year),
         "standing": quote_standing(quote),
+    }
+
+
+def cheapest_current_prices(*, billing: str = "on_demand") -> list[InstancePrice]:
+    """Per GPU model, today's cheapest current price per GPU-hour in one billing (default
+    on-demand), with the offer, region and source behind it; flagged prices are left out."""
+    rows = (
+        current_prices()
+        .filter(billing=billing, is_suspect=False)
+        .order_by("offer__gpu__vendor", "offer__gpu__name", "usd_per_gpu_hour", "pk")
+    )
+    cheapest: dict[int, InstancePrice] = {}
+    for row in rows:
+        cheapest.setdefault(row.offer.gpu_id, row)
+    return list(cheapest.values())
+
+
+def latest_price_changes(*, limit: int = 10) -> QuerySet[InstancePrice]:
+    """The newest price rows that replaced an earlier price of the same offer, region and
+    billing (a load adds a row only when the price changes), newest first."""
+    earlier = InstancePrice.objects.filter(
+        offer=OuterRef("offer"),
+        region=OuterRef("region"),
+        billing=OuterRef("billing"),
+        first_seen__lt=OuterRef("first_seen"),
+    )
+    return (
+        InstancePrice.objects.filter(Exists(earlier))
+        .select_related("offer", "offer__provider", "offer__gpu", "region")
+        .order_by("-first_seen", "pk")[:limit]
+    )
+
+
+def offer_price_history(*, offer_id: int) -> tuple[InstanceOffer, list[InstancePrice]] | None:
+    """An offer and every price it has had, per region and billing in time order; None when
+    there is no such offer."""
+    offer = InstanceOffer.objects.select_related("provider", "gpu").filter(pk=offer_id).first()
+    if offer is None:
+        return None
+    prices = list(
+        InstancePrice.objects.filter(offer=offer)
+        .select_related("region")
+        .order_by("region__code", "billing", "first_seen")
+    )
+    return offer, prices
+
+
+def quote_is_expired(quote: DedicatedQuote | PurchaseQuote, *, today: date) -> bool:
+    """True when a quote is marked expired or its validity date has passed."""
+    if quote.status == "expired":
+        return True
+    return quote.valid_until is not None and quote.valid_until < today
+
+
+def quotes_list(*, today: date) -> dict[str, list[tuple[DedicatedQuote | PurchaseQuote, bool]]]:
+    """Dedicated-server and purchase quotes, each with whether it has expired."""
+    dedicated = DedicatedQuote.objects.select_related("gpu")
+    purchase = PurchaseQuote.objects.select_related("gpu")
+    return {
+        "dedicated": [(q, quote_is_expired(q, today=today)) for q in dedicated],
+        "purchase": [(q, quote_is_expired(q, today=today)) for q in purchase],
     }

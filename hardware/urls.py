@@ -5,5 +5,9 @@ from django.urls import path
 from . import views
 
 urlpatterns = [
+    path("gpus/", views.gpus, name="gpus"),
     path("prices/", views.prices, name="prices"),
+    path("quotes/", views.quotes, name="quotes"),
+    path("quotes/<str:kind>/new/", views.quote_edit, name="quote-create"),
+    path("quotes/<str:kind>/<int:pk>/edit/", views.quote_edit, name="quote-edit"),
 ]

@@ -1,14 +1,20 @@
 """Server-rendered catalog pages."""
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse, QueryDict
-from django.shortcuts import render
-from django.views.decorators.http import require_GET
+from django.forms import ModelForm
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_http_methods
 
 from .filtersets import PRICE_ORDERING, PriceFilterSet
-from .models import Region
-from .selectors import current_prices
+from .forms import DedicatedQuoteForm, PurchaseQuoteForm
+from .models import DedicatedQuote, GpuModel, PurchaseQuote, Region
+from .selectors import current_prices, quotes_list
 
 PRICES_PAGE_SIZE = 50
 
@@ -65,3 +71,67 @@ def prices(request: HttpRequest) -> HttpResponse:
         "region_codes": Region.objects.order_by("code").values_list("code", flat=True).distinct(),
     }
     return render(request, "hardware/prices.html", context)
+
+
+@login_required
+@require_GET
+def gpus(request: HttpRequest) -> HttpResponse:
+    """The GPU models in the catalog with their datasheet figures."""
+    return render(request, "hardware/gpus.html", {"gpus": GpuModel.objects.all()})
+
+
+QUOTE_KINDS: dict[str, tuple[type[DedicatedQuote] | type[PurchaseQuote], type[ModelForm], str]] = {
+    "dedicated": (DedicatedQuote, DedicatedQuoteForm, "dedicated-server quote"),
+    "purchase": (PurchaseQuote, PurchaseQuoteForm, "purchase quote"),
+}
+
+
+def _perm(model: type, action: str) -> str:
+    return f"{model._meta.app_label}.{action}_{model._meta.model_name}"
+
+
+@login_required
+@require_GET
+def quotes(request: HttpRequest) -> HttpResponse:
+    """Dedicated-server and purchase quotes, expired ones marked; links to create and edit
+    them for users with the model's add / change permission."""
+    user = request.user
+    context = {
+        "quotes": quotes_list(today=timezone.localdate()),
+        "can": {
+            kind: {
+                "add": user.has_perm(_perm(model, "add")),
+                "change": user.has_perm(_perm(model, "change")),
+            }
+            for kind, (model, _form, _label) in QUOTE_KINDS.items()
+        },
+    }
+    return render(request, "hardware/quotes.html", context)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def quote_edit(request: HttpRequest, kind: str, pk: int | None = None) -> HttpResponse:
+    """Create (no ``pk``) or edit a quote; 403 without the model's add / change permission.
+
+    Served whole, or as the form alone to an htmx request that puts it in the quotes page."""
+    if kind not in QUOTE_KINDS:
+        raise Http404("no such kind of quote")
+    model, form_class, label = QUOTE_KINDS[kind]
+    instance = None if pk is None else get_object_or_404(model, pk=pk)
+    if not request.user.has_perm(_perm(model, "add" if instance is None else "change")):
+        raise PermissionDenied
+    htmx = request.headers.get("HX-Request") == "true"
+    form = form_class(request.POST or None, instance=instance)
+    if request.method == "POST" and form.is_valid():
+        quote = form.save()
+        verb = "added" if instance is None else "saved"
+        messages.success(request, f"The {label} {quote.vendor} {quote.reference} was {verb}.")
+        if htmx:  # the whole quotes page again, with the message
+            return HttpResponse(headers={"HX-Redirect": reverse("quotes")})
+        return redirect("quotes")
+    context = {"form": form, "kind": kind, "label": label, "quote": instance}
+    if htmx:  # htmx swaps 2xx answers only: the form with its errors comes back as 200
+        return render(request, "hardware/_quote_form.html", context)
+    status = 400 if request.method == "POST" else 200
+    return render(request, "hardware/quote_form.html", context, status=status)

@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def test_a_visitor_logs_in_sees_the_gpu_models_and_logs_out(page, live_server, catalog_gpus):
+def test_a_visitor_logs_in_opens_the_gpu_models_and_logs_out(page, live_server, catalog_gpus):
     get_user_model().objects.create_user("finance", password="a long pass phrase")
     page.goto(live_server.url + "/")
     assert re.search(r"/login/\?next=/$", page.url)
@@ -16,6 +16,8 @@ def test_a_visitor_logs_in_sees_the_gpu_models_and_logs_out(page, live_server, c
     page.fill("#id_password", "a long pass phrase")
     page.click("button[type=submit]")
     page.wait_for_url(live_server.url + "/")
+    page.get_by_role("link", name="GPU models", exact=True).click()
+    page.wait_for_url(live_server.url + "/gpus/")
     rows = page.locator("#gpu-table tbody tr")
     assert rows.count() >= 28
     h100 = page.locator("#gpu-table tbody tr", has_text="h100-sxm").first

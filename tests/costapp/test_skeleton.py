@@ -26,10 +26,10 @@ def test_login_page_answers_with_a_form(client):
     assert b'name="username"' in response.content and b'name="password"' in response.content
 
 
-def test_signed_in_user_sees_every_gpu_model_on_the_home_page(client, catalog_gpus):
+def test_signed_in_user_sees_every_gpu_model_on_the_gpu_models_page(client, catalog_gpus):
     user = get_user_model().objects.create_user("ana", password="correct horse battery")
     assert client.login(username="ana", password="correct horse battery")
-    response = client.get("/")
+    response = client.get("/gpus/")
     assert response.status_code == 200
     body = response.content.decode()
     for row in read_gpu_table():
@@ -39,6 +39,9 @@ def test_signed_in_user_sees_every_gpu_model_on_the_home_page(client, catalog_gp
     assert '<td class="num">80</td>' in body and '<td class="num">180</td>' in body
     assert "E+" not in body
     assert user.get_username() in body
+    assert "an empty cell means <strong>not published</strong>" in body.replace(
+        "An empty", "an empty"
+    )
 
 
 def test_login_then_logout_round_trip(client):

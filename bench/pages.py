@@ -1,0 +1,115 @@
+"""Server time of each page: ``uv run python bench/pages.py [--repeat N]``.
+
+Sets up a throwaway SQLite database in a temporary folder (migrate, ``load_catalog``: the demo
+catalog with its quotes), signs in a superuser with Django's test client, and requests each page
+``N`` times after one warm-up. Prints per page the median wall time and the median CPU time of
+this process (the server's work: routing, queries, engine, charts, templates; no network, no
+browser). Also times the charts of a finished 100 000-path result (``bench/uncertain-h100-fleet.json``
+with 100 000 paths): ``cost_curves`` plus every figure and table, what a run page adds on top of
+its query. Target: under 300 ms a page.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+
+def _timed(action: Callable[[], object], repeat: int) -> tuple[float, float]:
+    """Median wall and CPU seconds of ``action`` over ``repeat`` calls after one warm-up."""
+    action()
+    walls, cpus = [], []
+    for _ in range(repeat):
+        wall, cpu = time.perf_counter(), time.process_time()
+        action()
+        walls.append(time.perf_counter() - wall)
+        cpus.append(time.process_time() - cpu)
+    return statistics.median(walls), statistics.median(cpus)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5, help="timed requests per page")
+    args = parser.parse_args()
+
+    folder = tempfile.mkdtemp(prefix="gpu-tco-bench-")
+    os.environ["DATABASE_URL"] = f"sqlite:///{folder}/bench.sqlite3"
+    os.environ.setdefault("SECRET_KEY", "bench-only")
+    os.environ.setdefault("DEBUG", "true")
+    os.environ.pop("REDIS_URL", None)
+    os.environ["DJANGO_SETTINGS_MODULE"] = "costapp.settings"
+    import django
+
+    django.setup()
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+    from django.test import Client
+    from django.test.utils import setup_test_environment
+
+    setup_test_environment()
+    call_command("migrate", verbosity=0)
+    call_command("load_catalog", verbosity=0, stdout=io.StringIO())
+
+    from costapp.claims import CLAIMS
+    from hardware.models import InstanceOffer
+
+    user = get_user_model().objects.create_superuser("bench", password=None)
+    client = Client()
+    client.force_login(user)
+    offer = InstanceOffer.objects.get(provider__slug="aws", instance_type="p5.48xlarge")
+    pages = [
+        "/",
+        "/gpus/",
+        "/prices/",
+        "/prices/?gpu=h100-sxm&billing=spot&ordering=usd_per_gpu_hour",
+        f"/offers/{offer.pk}/",
+        "/quotes/",
+        "/quotes/dedicated/new/",
+        "/claims/",
+        *(f"/claims/{claim.slug}/" for claim in CLAIMS),
+    ]
+    print(f"server time per page, median of {args.repeat} after a warm-up [ms]")
+    print(f"{'page':<62} {'wall':>8} {'CPU':>8}")
+    for url in pages:
+
+        def get(url: str = url) -> None:
+            response = client.get(url)
+            if response.status_code != 200:
+                raise SystemExit(f"{url} answered {response.status_code}")
+
+        wall, cpu = _timed(get, args.repeat)
+        print(f"{url:<62} {wall * 1000:>8.1f} {cpu * 1000:>8.1f}")
+
+    import json
+
+    from costapp import charts
+    from costapp.tco.curves import cost_curves
+    from costapp.tco.engine import simulate
+    from hardware.selectors import gpu_figures
+
+    document = json.loads((ROOT / "bench" / "uncertain-h100-fleet.json").read_text())
+    document["simulation"]["paths"] = 100_000
+    result = simulate(document, gpu_figures())
+
+    def build() -> None:
+        curves = cost_curves(result["inputs"], result["gpus"])
+        charts.result_charts(result, curves)
+
+    wall, cpu = _timed(build, args.repeat)
+    label = "charts of a finished 100 000-path result (curves + figures)"
+    print(f"{label:<62} {wall * 1000:>8.1f} {cpu * 1000:>8.1f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,62 @@
+"""Template tags of the chart pages: a chart with its tables, and how a table cell is written."""
+
+from datetime import datetime
+from decimal import Decimal
+from numbers import Number
+from typing import Any
+
+from django import template
+
+from costapp.charts import Chart
+
+register = template.Library()
+
+
+@register.inclusion_tag("charts/_chart.html")
+def chart(chart: Chart, suffix: str = "") -> dict[str, Any]:
+    """A chart's figure (drawn in the browser) and its tables; ``suffix`` keeps element ids
+    unique when a page shows the same kind of chart twice."""
+    dom_id = f"{chart.key}-{suffix}" if suffix else chart.key
+    return {"chart": chart, "dom_id": dom_id, "figure_id": f"figure-{dom_id}"}
+
+
+@register.filter
+def is_number(value: Any) -> bool:
+    """True for numbers (right-aligned in tables), not for booleans."""
+    return isinstance(value, Number) and not isinstance(value, bool)
+
+
+@register.filter
+def chart_cell(value: Any) -> str:
+    """A table cell: whole numbers with thousands separators, other floats to 2 decimals from
+    100 up and 4 below, Decimals as written, times in UTC, a dash for no value."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:,.2f}" if abs(value) >= 100 else f"{value:,.4f}"
+    if isinstance(value, Decimal):
+        text = format(value.normalize(), "f")
+        return text
+    if isinstance(value, datetime):
+        return value.strftime("%Y-%m-%d %H:%M")
+    return str(value)
+
+
+@register.filter
+def percent(value: Any) -> str:
+    """A share in [0, 1] as a percentage with one decimal; a dash for no value."""
+    if value is None:
+        return "—"
+    return f"{100.0 * float(value):.1f}"
+
+
+@register.filter
+def fixed(value: Any, digits: int = 2) -> str:
+    """A number with thousands separators and ``digits`` decimals; a dash for no value."""
+    if value is None:
+        return "—"
+    return f"{float(value):,.{int(digits)}f}"
