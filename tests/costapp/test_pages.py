@@ -48,7 +48,7 @@ def test_the_header_shows_the_user_and_role(client):
         '<span class="role" id="signed-in-role" title="Role">no role</span>'
         in client.get("/claims/").content.decode()
     )
-    user.groups.add(Group.objects.create(name="viewer"), Group.objects.create(name="analyst"))
+    user.groups.add(Group.objects.get(name="viewer"), Group.objects.get(name="analyst"))
     assert 'title="Role">analyst</span>' in client.get("/claims/").content.decode()
     user.is_superuser = True
     user.save()
