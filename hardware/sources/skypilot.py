@@ -177,7 +177,10 @@ def parse_skypilot_vms(
     rejected with file, line and reason.
     """
     if not CLOUD_SLUG.match(cloud):
-        raise ValueError(f"{cloud!r} is not a provider slug (lower-case letters, digits, -)")
+        raise SourceError(
+            f"{file_name or path.name}: {cloud!r} is not a provider slug "
+            "(lower-case letters, digits, -)"
+        )
     report = ParseReport(file_name=file_name or path.name, sha256=file_sha256(path))
     columns, records = read_csv(path, REQUIRED_COLUMNS)
     if not any(c in columns for c in PRICE_COLUMNS):

@@ -72,7 +72,7 @@ def test_a_skypilot_catalog_without_any_price_column_is_broken(tmp_path, aliases
 def test_a_cloud_name_that_is_not_a_slug_is_refused(tmp_path, aliases):
     path = tmp_path / "x.csv"
     path.write_text("InstanceType,AcceleratorName,AcceleratorCount,Region,Price\n")
-    with pytest.raises(ValueError, match="not a provider slug"):
+    with pytest.raises(SourceError, match="x.csv: .Bad Cloud. is not a provider slug"):
         parse_skypilot_vms(path, cloud="Bad Cloud", aliases=aliases)
 
 
