@@ -40,12 +40,26 @@ SIZES = ["medium", "large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "16xlarge
 REGIONS = [
     ("us-east-1", "US East (N. Virginia)"),
     ("us-east-2", "US East (Ohio)"),
+    ("us-west-1", "US West (N. California)"),
     ("us-west-2", "US West (Oregon)"),
-    ("eu-west-1", "EU (Ireland)"),
-    ("eu-central-1", "EU (Frankfurt)"),
-    ("ap-northeast-1", "Asia Pacific (Tokyo)"),
-    ("ap-southeast-2", "Asia Pacific (Sydney)"),
     ("ca-central-1", "Canada (Central)"),
+    ("sa-east-1", "South America (Sao Paulo)"),
+    ("eu-west-1", "EU (Ireland)"),
+    ("eu-west-2", "EU (London)"),
+    ("eu-west-3", "EU (Paris)"),
+    ("eu-central-1", "EU (Frankfurt)"),
+    ("eu-north-1", "EU (Stockholm)"),
+    ("eu-south-1", "EU (Milan)"),
+    ("ap-northeast-1", "Asia Pacific (Tokyo)"),
+    ("ap-northeast-2", "Asia Pacific (Seoul)"),
+    ("ap-northeast-3", "Asia Pacific (Osaka)"),
+    ("ap-southeast-1", "Asia Pacific (Singapore)"),
+    ("ap-southeast-2", "Asia Pacific (Sydney)"),
+    ("ap-south-1", "Asia Pacific (Mumbai)"),
+    ("ap-east-1", "Asia Pacific (Hong Kong)"),
+    ("me-south-1", "Middle East (Bahrain)"),
+    ("af-south-1", "Africa (Cape Town)"),
+    ("il-central-1", "Israel (Tel Aviv)"),
 ]
 SYSTEMS = ["Linux", "Windows", "RHEL", "SUSE", "Red Hat Enterprise Linux with HA", "Ubuntu Pro"]
 SOFTWARE = ["NA", "SQL Std", "SQL Web", "SQL Ent"]
@@ -137,8 +151,11 @@ def write_offer_file(path: Path, *, target_bytes: int, seed: int = 0) -> OfferFi
     others = [f"{family}.{size}" for family in OTHER_FAMILIES for size in SIZES]
     seen: set[tuple] = set()
     skus = []
+    collisions = 0
     while len(skus) < count:
-        gpu = len(skus) % 4 == 0  # a quarter of the products are GPU instances
+        if collisions > 10_000:
+            raise ValueError(f"{target_bytes} bytes need more distinct products than drawn")
+        gpu = len(skus) % 10 == 0  # a tenth of the products are GPU instances
         if gpu:
             instance_type, gpus = GPU_TYPES[rng.randrange(len(GPU_TYPES))]
         else:
@@ -153,7 +170,9 @@ def write_offer_file(path: Path, *, target_bytes: int, seed: int = 0) -> OfferFi
             )  # fmt: skip
         key = (instance_type, region, variant)
         if key in seen:  # one SKU per (type, region, variant), as in the real file
+            collisions += 1
             continue
+        collisions = 0
         seen.add(key)
         usd = 0.0 if "Reservation" in variant[3] else round(rng.uniform(0.05, 120.0), 4)
         skus.append((_sku(rng), instance_type, gpus, region, location, variant, usd))

@@ -124,6 +124,9 @@ def _refresh(*, source: str, paths: Sequence[Path], provider: str) -> RefreshRun
         rows, report = feed_parse(source=source, paths=paths, provider=provider)
     except SourceError as exc:
         return _finish(run, RefreshStatus.FAILED, error=str(exc))
+    except Exception as exc:  # a parser fault: on record as failed, then raised
+        _finish(run, RefreshStatus.FAILED, error=f"parser fault: {exc!r}")
+        raise
     _record_report(run, report)
     _stage(run, rows)
     plan = refresh_plan(run=run)
