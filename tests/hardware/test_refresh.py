@@ -391,3 +391,17 @@ def test_load_catalog_keeps_a_hand_edited_price_and_reports_both_values(catalog)
     assert current_of("lambda")[("gpu_8x_h100_sxm5", "us-east-1", "on_demand")] == Decimal("21")
     assert "hand-edited price kept" in out.getvalue()
     assert "catalog 21.0000000000 (edited by hand), feed 23.92" in out.getvalue()
+
+
+def test_a_truncated_aws_bulk_file_fails_the_run_and_changes_no_price(catalog, tmp_path):
+    offer = write_offer_file(tmp_path / "index.json", target_bytes=400_000, seed=2)
+    path = tmp_path / "cut.json"
+    path.write_bytes(offer.path.read_bytes()[:300_000])
+    before = prices_of("aws")
+    status, out = refresh("aws", "--file", str(path))
+    assert status == 1, out
+    assert "refresh aws aws: failed" in out
+    assert "cut.json: not a whole JSON offer file" in out
+    assert prices_of("aws") == before
+    assert RefreshRun.objects.get().status == "failed"
+    assert not StagedPrice.objects.exists()
