@@ -405,3 +405,41 @@ def test_a_truncated_aws_bulk_file_fails_the_run_and_changes_no_price(catalog, t
     assert prices_of("aws") == before
     assert RefreshRun.objects.get().status == "failed"
     assert not StagedPrice.objects.exists()
+
+
+def test_an_admin_edit_holds_the_refresh_and_the_admin_approves_it(admin_client, catalog):
+    from django.urls import reverse
+
+    row = current_prices().get(
+        offer__instance_type="gpu_8x_h100_sxm5", region__code="us-east-1", billing="on_demand"
+    )
+    data = {
+        "offer": row.offer_id, "region": row.region_id, "billing": row.billing,
+        "usd_per_hour": "22.00", "zone": "", "source_name": "negotiated", "source_sha256": "",
+        "note": "",
+    }  # fmt: skip
+    for name in ("first_seen", "last_seen"):
+        moment = getattr(row, name)
+        data[f"{name}_0"] = moment.strftime("%Y-%m-%d")
+        data[f"{name}_1"] = moment.strftime("%H:%M:%S.%f")
+    edit = admin_client.post(reverse("admin:hardware_instanceprice_change", args=[row.pk]), data)
+    assert edit.status_code == 302, edit.content.decode()[:2000]
+
+    status, out = refresh("skypilot", "--provider", "lambda")
+    assert status == 3, out
+    assert "catalog 22.0000000000, feed 23.9200000000" in out
+    run = RefreshRun.objects.get()
+    changelist = reverse("admin:hardware_refreshrun_changelist")
+    page = admin_client.get(changelist, {"status__exact": "held"})
+    assert page.status_code == 200 and "lambda" in page.content.decode()
+    assert (
+        admin_client.get(reverse("admin:hardware_refreshrun_change", args=[run.pk])).status_code
+        == 200
+    )
+    response = admin_client.post(
+        changelist, {"action": "approve", "_selected_action": [run.pk]}, follow=True
+    )
+    assert response.status_code == 200
+    run.refresh_from_db()
+    assert run.status == "approved"
+    assert current_of("lambda")[("gpu_8x_h100_sxm5", "us-east-1", "on_demand")] == Decimal("23.92")
