@@ -225,6 +225,13 @@ REST_KNOX = {
     "AUTO_REFRESH": False,
 }
 
+# Price refreshes (hardware/refresh.py): a feed is held for review when more than this share of
+# the provider's current prices would vanish, or when a price would move by more than this factor
+# (up or down); a provider first seen in a feed gets its kind here (slug=kind,...) or gpu-cloud.
+PRICE_REFRESH_MAX_VANISHED_SHARE = env.float("PRICE_REFRESH_MAX_VANISHED_SHARE", default=0.2)
+PRICE_REFRESH_MAX_PRICE_FACTOR = env.float("PRICE_REFRESH_MAX_PRICE_FACTOR", default=3.0)
+PRICE_REFRESH_PROVIDER_KINDS: dict[str, str] = env.dict("PRICE_REFRESH_PROVIDER_KINDS", default={})
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -4,7 +4,7 @@ Prices, egress tiers and quotes keep a history of every change (who, when, what)
 each object's "History" page; hand edits made here are recorded with the signed-in user.
 """
 
-from django.contrib import admin
+from django.contrib import admin, messages
 from simple_history.admin import SimpleHistoryAdmin
 
 from .models import (
@@ -15,8 +15,10 @@ from .models import (
     InstancePrice,
     Provider,
     PurchaseQuote,
+    RefreshRun,
     Region,
 )
+from .refresh import RefreshError, refresh_run_approve, refresh_run_discard
 
 
 @admin.register(GpuModel)
@@ -126,3 +128,39 @@ class PurchaseQuoteAdmin(SimpleHistoryAdmin):
     list_select_related = ("gpu",)
     search_fields = ("vendor", "reference", "server_description", "notes", "gpu__slug")
     history_list_display = ("status", "capex_usd_per_server")
+
+
+@admin.register(RefreshRun)
+class RefreshRunAdmin(admin.ModelAdmin):
+    """Price refreshes: read-only records; a held run is approved or discarded from the list."""
+
+    list_display = (
+        "started_at", "source", "provider", "status", "rows_read", "rows_rejected",
+        "prices_added", "prices_changed", "prices_vanished", "feed_stated_on",
+    )  # fmt: skip
+    list_filter = ("status", "source", "provider")
+    search_fields = ("provider", "feed_name", "feed_sha256")
+    actions = ("approve", "discard")
+
+    def get_readonly_fields(self, request, obj=None):
+        return [f.name for f in RefreshRun._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    def _each_held(self, request, queryset, service, done: str) -> None:
+        for run in queryset:
+            try:
+                run = service(run_id=run.pk)
+            except RefreshError as exc:
+                self.message_user(request, str(exc), level=messages.WARNING)
+                continue
+            self.message_user(request, f"{run}: {done}")
+
+    @admin.action(description="Approve the selected held refreshes (apply them as staged)")
+    def approve(self, request, queryset):
+        self._each_held(request, queryset, refresh_run_approve, "approved")
+
+    @admin.action(description="Discard the selected held refreshes")
+    def discard(self, request, queryset):
+        self._each_held(request, queryset, refresh_run_discard, "discarded")

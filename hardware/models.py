@@ -181,6 +181,11 @@ class InstancePrice(models.Model):
         default=False, help_text="kept as stated by the source but looks wrong; see note"
     )
     note = models.CharField(max_length=300, blank=True)
+    vanished_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="when an applied feed of its provider no longer listed it: not current since",
+    )
     history = HistoricalRecords()
 
     class Meta:
@@ -410,3 +415,100 @@ class PurchaseQuote(models.Model):
 
     def __str__(self) -> str:
         return f"{self.vendor} {self.reference}: {self.server_description}"
+
+
+class RefreshStatus(models.TextChoices):
+    """Where a price refresh stands."""
+
+    RUNNING = "running", "running"
+    APPLIED = "applied", "applied"
+    UNCHANGED = "unchanged", "unchanged"
+    HELD = "held", "held for review"
+    FAILED = "failed", "failed"
+    APPROVED = "approved", "approved and applied"
+    DISCARDED = "discarded", "discarded"
+
+
+class RefreshRun(models.Model):
+    """One price refresh of one provider from one feed: what was read, what it would change and
+    what became of it.
+
+    A feed is parsed into staged rows (``StagedPrice``), compared with the provider's current
+    prices, then applied in one transaction, or held for review when it fails a check
+    (``held_reasons``; ``conflicts`` lists hand-edited values with both values, and large moves).
+    ``rejections`` keeps the first 100 rejected rows; ``rejected_by_reason`` counts them all.
+    """
+
+    Status = RefreshStatus
+
+    source = models.CharField(max_length=40, help_text="feed format: skypilot, aws, ...")
+    provider = models.SlugField(max_length=64)
+    feed_name = models.CharField(max_length=300, help_text="file or feed read")
+    feed_sha256 = models.CharField(max_length=64, blank=True)
+    feed_stated_on = models.DateField(
+        null=True, blank=True, help_text="the feed's own date (publication), when it states one"
+    )
+    started_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+    status = models.CharField(
+        max_length=12, choices=RefreshStatus.choices, default=RefreshStatus.RUNNING
+    )
+    bytes_read = models.BigIntegerField(default=0)
+    rows_read = models.PositiveIntegerField(default=0)
+    rows_accepted = models.PositiveIntegerField(default=0)
+    rows_rejected = models.PositiveIntegerField(default=0)
+    rejected_by_reason = models.JSONField(default=dict, blank=True)
+    rejections = models.JSONField(default=list, blank=True, help_text="the first 100")
+    prices_added = models.PositiveIntegerField(default=0)
+    prices_changed = models.PositiveIntegerField(default=0)
+    prices_unchanged = models.PositiveIntegerField(default=0)
+    prices_vanished = models.PositiveIntegerField(default=0)
+    held_reasons = models.JSONField(default=list, blank=True)
+    conflicts = models.JSONField(
+        default=list, blank=True, help_text="hand-edited values and large moves, both values"
+    )
+    error = models.TextField(blank=True, help_text="why the feed could not be read or applied")
+
+    class Meta:
+        ordering = ["-started_at", "-pk"]
+        get_latest_by = "started_at"
+        indexes = [
+            models.Index(fields=["provider", "source", "-started_at"], name="refresh_run_latest")
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(status__in=RefreshStatus.values), name="refresh_run_status_known"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source} {self.provider} {self.started_at:%Y-%m-%d %H:%M} {self.status}"
+
+
+class StagedPrice(models.Model):
+    """A price row of a feed, staged by its ``RefreshRun`` until the run is applied or discarded.
+
+    The plain row of ``hardware.sources`` as read (``stated_on``: the day the source stated it).
+    """
+
+    run = models.ForeignKey(RefreshRun, on_delete=models.CASCADE, related_name="staged_prices")
+    line_no = models.PositiveIntegerField()
+    instance_type = models.CharField(max_length=120)
+    gpu_slug = models.SlugField(max_length=64)
+    gpu_count = models.PositiveSmallIntegerField()
+    vcpus = models.DecimalField(max_digits=7, decimal_places=2, null=True, blank=True)
+    memory_gib = models.DecimalField(max_digits=10, decimal_places=2, null=True, blank=True)
+    host = models.CharField(max_length=80, blank=True)
+    region = models.CharField(max_length=160)
+    zone = models.CharField(max_length=60, blank=True)
+    billing = models.CharField(max_length=12, choices=Billing.choices)
+    usd_per_hour = models.DecimalField(**MONEY, help_text="[USD per instance-hour]")
+    is_suspect = models.BooleanField(default=False)
+    note = models.CharField(max_length=300, blank=True)
+    stated_on = models.DateField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run", "line_no", "billing"]
+
+    def __str__(self) -> str:
+        return f"{self.instance_type} {self.region} {self.billing} {self.usd_per_hour}"

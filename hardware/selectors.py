@@ -3,7 +3,7 @@
 from datetime import UTC, date, datetime, time
 from decimal import Decimal
 
-from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from .gpu_table import engine_figures, read_gpu_table
@@ -40,8 +40,8 @@ def _as_of_datetime(as_of: date | datetime | None) -> datetime | None:
 
 def current_prices(as_of: date | datetime | None = None) -> QuerySet[InstancePrice]:
     """The latest price row per (offer, region, billing), as the catalog stood at ``as_of``
-    (a day: its end; default: now). Sort and filter it like any queryset
-    (``usd_per_gpu_hour`` is a stored column).
+    (a day: its end; default: now), unless it had vanished from its provider's feed by then.
+    Sort and filter it like any queryset (``usd_per_gpu_hour`` is a stored column).
     """
     moment = _as_of_datetime(as_of)
     rows = InstancePrice.objects.all()
@@ -52,8 +52,12 @@ def current_prices(as_of: date | datetime | None = None) -> QuerySet[InstancePri
         first_seen__gt=OuterRef("first_seen"),
     )
     if moment is not None:
-        rows = rows.filter(first_seen__lte=moment)
+        rows = rows.filter(first_seen__lte=moment).filter(
+            Q(vanished_at__isnull=True) | Q(vanished_at__gt=moment)
+        )
         newer = newer.filter(first_seen__lte=moment)
+    else:
+        rows = rows.filter(vanished_at__isnull=True)
     return rows.filter(~Exists(newer)).select_related(
         "offer", "offer__provider", "offer__gpu", "region"
     )

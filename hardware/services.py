@@ -9,10 +9,12 @@ from dataclasses import asdict, dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
 
+from django.conf import settings
 from django.db import transaction
 from simple_history.utils import bulk_create_with_history
 
 from .gpu_table import GpuRow
+from .hand_edits import hand_edited_ids
 from .models import (
     DedicatedQuote,
     EgressTier,
@@ -52,6 +54,7 @@ class LoadCounts:
     updated: int = 0
     unchanged: int = 0
     deleted: int = 0
+    kept: list[str] = field(default_factory=list)  # values edited by hand, left as they are
 
 
 @dataclass
@@ -90,31 +93,39 @@ def gpu_models_load(*, rows: list[GpuRow]) -> LoadCounts:
 
 
 def providers_ensure(*, slugs: Iterable[str]) -> dict[str, Provider]:
-    """The providers named by ``slugs`` (from ``KNOWN_PROVIDERS``), created when missing.
+    """The providers named by ``slugs``, created when missing: from ``KNOWN_PROVIDERS``, or
+    named by their slug with the kind ``settings.PRICE_REFRESH_PROVIDER_KINDS`` gives them
+    (default ``gpu-cloud``).
 
     An existing provider is left as it is (its name may have been edited by hand).
     """
     wanted = set(slugs)
-    unknown = wanted - KNOWN_PROVIDERS.keys()
-    if unknown:
-        raise ValueError(f"unknown provider(s): {', '.join(sorted(unknown))}")
     existing = {p.slug: p for p in Provider.objects.filter(slug__in=wanted)}
     for slug in sorted(wanted - existing.keys()):
-        name, kind, website = KNOWN_PROVIDERS[slug]
+        kind = settings.PRICE_REFRESH_PROVIDER_KINDS.get(slug, ProviderKind.GPU_CLOUD)
+        if kind not in ProviderKind.values:
+            raise ValueError(f"PRICE_REFRESH_PROVIDER_KINDS: {slug}={kind} is not a provider kind")
+        name, kind, website = KNOWN_PROVIDERS.get(slug, (slug, kind, ""))
         existing[slug] = Provider.objects.create(slug=slug, name=name, kind=kind, website=website)
     return existing
 
 
 @transaction.atomic
 def instance_prices_load(
-    *, rows: list[PriceRow], source_name: str, source_sha256: str, observed_at: datetime
+    *,
+    rows: list[PriceRow],
+    source_name: str,
+    source_sha256: str,
+    observed_at: datetime,
+    keep_hand_edits: bool = True,
 ) -> PriceLoadCounts:
     """Apply observed prices: a price equal to the current one moves its ``last_seen``; a new or
     changed price (or zone) adds a row with ``first_seen = last_seen = observed_at``.
 
     Older rows are never changed, so the history of a price stays as it was seen. Offers and
     regions are created as needed; a row whose GPU or GPU count differs from its stored offer
-    is refused (its per-GPU price would be wrong).
+    is refused (its per-GPU price would be wrong). With ``keep_hand_edits`` a current price edited
+    by hand is not replaced: the row is refused, naming both values (``hardware.hand_edits``).
     """
     counts = PriceLoadCounts()
     if not rows:
@@ -129,6 +140,11 @@ def instance_prices_load(
         for price in current_prices().filter(offer__provider__in=list(providers.values()))
     }
 
+    hand = (
+        hand_edited_ids(model=InstancePrice, ids=[p.pk for p in latest.values()])
+        if keep_hand_edits
+        else set()
+    )
     new_prices: list[InstancePrice] = []
     seen_again: list[int] = []
     done: set[tuple[int, int, str]] = set()
@@ -158,6 +174,15 @@ def instance_prices_load(
             if current.last_seen < observed_at:
                 seen_again.append(current.pk)
             counts.unchanged += 1
+            continue
+        if current and current.pk in hand:
+            counts.rejections.append(
+                Rejection(
+                    source_name, row.line_no, "hand-edited price kept",
+                    f"{row.instance_type} {row.region} {row.billing}: catalog "
+                    f"{current.usd_per_hour} (edited by hand), feed {row.usd_per_hour}",
+                )
+            )  # fmt: skip
             continue
         if current and current.first_seen >= observed_at:
             counts.rejections.append(
@@ -272,6 +297,9 @@ def _offers_ensure(
 def egress_tiers_load(*, rows: list[EgressTierRow], source_name: str) -> LoadCounts:
     """Make each provider's stored egress tiers those of ``rows``; each change is kept in the
     tiers' history with ``source_name`` as the reason. Tiers equal to the stored ones are left.
+
+    A provider one of whose tiers was edited by hand (``hardware.hand_edits``) and would change
+    or go keeps all its tiers as they are; ``counts.kept`` says so with both values.
     """
     counts = LoadCounts()
     by_provider: dict[str, list[EgressTierRow]] = {}
@@ -282,6 +310,19 @@ def egress_tiers_load(*, rows: list[EgressTierRow], source_name: str) -> LoadCou
         provider = providers[slug]
         stored = {t.up_to_tb: t for t in EgressTier.objects.filter(provider=provider)}
         wanted = {row.up_to_tb for row in tiers}
+        hand = hand_edited_ids(model=EgressTier, ids=[t.pk for t in stored.values()])
+        by_bound = {row.up_to_tb: row for row in tiers}
+        kept = [
+            f"{slug} egress tier up to {bound or 'no limit'} TB: catalog {tier.usd_per_gb} "
+            f"USD/GB (edited by hand), file "
+            + (f"{by_bound[bound].usd_per_gb} USD/GB" if bound in by_bound else "no such tier")
+            for bound, tier in stored.items()
+            if tier.pk in hand
+            and (bound not in by_bound or by_bound[bound].usd_per_gb != tier.usd_per_gb)
+        ]
+        if kept:
+            counts.kept += kept
+            continue
         for bound, tier in stored.items():
             if bound not in wanted:
                 tier._change_reason = f"not in {source_name}"

@@ -13,6 +13,8 @@ from datetime import date
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
+CHUNK_BYTES = 1 << 20
+
 
 class SourceError(ValueError):
     """A source cannot be read as a whole (unreadable file, missing column): names the file."""
@@ -51,21 +53,37 @@ class ParseReport:
     rows_read: int = 0
     rows_accepted: int = 0
     rejections: list[Rejection] = field(default_factory=list)
+    # Large feeds keep only the first ``keep_at_most`` rejections; the rest are counted here.
+    keep_at_most: int | None = None
+    dropped_by_reason: Counter = field(default_factory=Counter)
+    bytes_read: int = 0
+    stated_on: date | None = None  # the feed's own date (publication), when it states one
 
     @property
     def rejected_by_reason(self) -> Counter:
-        return Counter(r.reason for r in self.rejections)
+        return Counter(r.reason for r in self.rejections) + self.dropped_by_reason
+
+    @property
+    def rows_rejected(self) -> int:
+        return self.rows_read - self.rows_accepted
 
     def reject(self, line_no: int, exc: RowRejected) -> None:
+        if self.keep_at_most is not None and len(self.rejections) >= self.keep_at_most:
+            self.dropped_by_reason[exc.reason] += 1
+            return
         self.rejections.append(
             Rejection(self.file_name, line_no, exc.reason, exc.detail, exc.subject)
         )
 
 
 def file_sha256(path: Path) -> str:
-    """SHA-256 of a file's bytes, hex."""
+    """SHA-256 of a file's bytes, hex; read in chunks, so any size fits in memory."""
+    digest = hashlib.sha256()
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        with open(path, "rb") as handle:
+            while chunk := handle.read(CHUNK_BYTES):
+                digest.update(chunk)
+        return digest.hexdigest()
     except OSError as exc:
         raise SourceError(f"{path.name}: cannot read the file: {exc.strerror or exc}") from None
 

@@ -1,6 +1,9 @@
-"""SkyPilot catalog files (``catalogs/v8/<cloud>/vms.csv``) -> plain price rows.
+"""SkyPilot catalog files (``catalogs/v8/<cloud>/vms.csv``) of any cloud -> plain price rows.
 
-One row per instance type and region (AWS: and availability zone), prices in USD per
+Columns are found by name, in any order; columns this parser does not know are ignored. Only
+``InstanceType``, ``AcceleratorName``, ``AcceleratorCount``, ``Region`` and one of ``Price`` /
+``SpotPrice`` are required; ``vCPUs``, ``MemoryGiB``, ``GpuInfo`` and ``AvailabilityZone`` are
+read when present. One row per instance type and region (AWS: and availability zone), prices in USD per
 instance-hour. The traps of these files (hardware/data/README.md) are met here:
 
 - ``GpuInfo`` is a Python literal, not JSON; memory in it is per GPU in MiB (AWS, Lambda), the
@@ -15,6 +18,7 @@ instance-hour. The traps of these files (hardware/data/README.md) are met here:
 """
 
 import ast
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import date
@@ -25,6 +29,7 @@ from .aliases import AliasTable
 from .common import (
     ParseReport,
     RowRejected,
+    SourceError,
     count_or_none,
     decimal_or_none,
     file_sha256,
@@ -34,18 +39,14 @@ from .common import (
 
 MIB_PER_GIB = Decimal(1024)
 BYTES_PER_GIB = Decimal(2**30)
-REQUIRED_COLUMNS = (
-    "InstanceType",
-    "AcceleratorName",
-    "AcceleratorCount",
-    "vCPUs",
-    "MemoryGiB",
-    "GpuInfo",
-    "Price",
-    "SpotPrice",
-    "Region",
-)
+REQUIRED_COLUMNS = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Region")
+PRICE_COLUMNS = ("Price", "SpotPrice")  # at least one of them
+# The clouds of the catalog shipped with the project (hardware/data/prices/skypilot-v8/).
 CLOUDS = ("aws", "lambda", "shadeform", "vast")
+# How a cloud writes GpuInfo's SizeInMiB when it is not MiB per GPU (the default).
+MEMORY_GB_PER_GPU = {"shadeform"}
+MEMORY_MIB_TOTAL = {"vast"}
+CLOUD_SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 TENTH = Decimal("0.1")
 # A spot price within this of on-demand / 10 counts as "a tenth" (the files round to 4 places).
 TENTH_TOLERANCE = Decimal("0.0001")
@@ -96,11 +97,11 @@ def gpu_memory_gib_per_gpu(cloud: str, gpu_info: dict, gpu_count: int) -> Decima
     if size is None:
         return None
     size = Decimal(str(size))
-    if cloud == "shadeform":  # GB per GPU, in a field named MiB
+    if cloud in MEMORY_GB_PER_GPU:  # GB per GPU, in a field named MiB
         return size * Decimal(10**9) / BYTES_PER_GIB
-    if cloud == "vast":  # MiB across all the instance's GPUs
+    if cloud in MEMORY_MIB_TOTAL:  # MiB across all the instance's GPUs
         return size / gpu_count / MIB_PER_GIB
-    return size / MIB_PER_GIB  # aws, lambda: MiB per GPU
+    return size / MIB_PER_GIB  # aws, lambda and the others: MiB per GPU
 
 
 def _parse_gpu_info(cell: str) -> dict:
@@ -161,17 +162,29 @@ def _parse_line(cloud: str, line_no: int, raw: dict, aliases: AliasTable) -> _Li
 
 
 def parse_skypilot_vms(
-    path: Path, *, cloud: str, aliases: AliasTable, file_name: str | None = None
+    path: Path,
+    *,
+    cloud: str,
+    aliases: AliasTable,
+    file_name: str | None = None,
+    stated_on: date | None = None,
 ) -> tuple[list[PriceRow], ParseReport]:
-    """Parse one SkyPilot ``vms.csv`` of ``cloud``; raise ``SourceError`` on a broken table.
+    """Parse one SkyPilot ``vms.csv`` of ``cloud`` (any cloud: its slug names the provider);
+    raise ``SourceError`` on a broken table.
 
     Returns the price rows (on-demand once per instance type and region; spot as the lowest
-    zone's) and the report of rows read, accepted and rejected with file, line and reason.
+    zone's), each with ``stated_on`` when given, and the report of rows read, accepted and
+    rejected with file, line and reason.
     """
-    if cloud not in CLOUDS:
-        raise ValueError(f"unknown SkyPilot cloud {cloud!r}")
+    if not CLOUD_SLUG.match(cloud):
+        raise SourceError(
+            f"{file_name or path.name}: {cloud!r} is not a provider slug "
+            "(lower-case letters, digits, -)"
+        )
     report = ParseReport(file_name=file_name or path.name, sha256=file_sha256(path))
-    _, records = read_csv(path, REQUIRED_COLUMNS)
+    columns, records = read_csv(path, REQUIRED_COLUMNS)
+    if not any(c in columns for c in PRICE_COLUMNS):
+        raise SourceError(f"{report.file_name}: missing column(s) Price or SpotPrice")
     groups: dict[tuple[str, str], list[_Line]] = defaultdict(list)
     for line_no, raw in records:
         report.rows_read += 1
@@ -201,13 +214,18 @@ def parse_skypilot_vms(
                 kept.append(line)
         if not kept:
             continue
-        rows.extend(_fold(cloud, first, region, kept, report))
+        rows.extend(_fold(cloud, first, region, kept, report, stated_on))
     report.rows_accepted = report.rows_read - len({r.line_no for r in report.rejections})
     return rows, report
 
 
 def _fold(
-    cloud: str, offer: _Line, region: str, lines: list[_Line], report: ParseReport
+    cloud: str,
+    offer: _Line,
+    region: str,
+    lines: list[_Line],
+    report: ParseReport,
+    stated_on: date | None,
 ) -> list[PriceRow]:
     """The prices of one instance type in one region, from its line (or its zones' lines)."""
 
@@ -227,6 +245,7 @@ def _fold(
             line_no=line_no,
             is_suspect=suspect,
             note=note,
+            stated_on=stated_on,
         )
 
     out: list[PriceRow] = []

@@ -238,12 +238,12 @@ def test_a_file_missing_a_column_fails_the_command_naming_it_and_changes_no_pric
     path = skypilot_copy / "shadeform.csv"
     lines = path.read_text(encoding="utf-8").splitlines()
     header = lines[0].split(",")
-    keep = [i for i, name in enumerate(header) if name != "Price"]
+    keep = [i for i, name in enumerate(header) if name != "AcceleratorCount"]
     path.write_text(
         "\n".join(",".join(line.split(",")[i] for i in keep) for line in lines[:1]) + "\n",
         encoding="utf-8",
     )
-    with pytest.raises(CommandError, match=r"shadeform.csv: missing column\(s\) Price"):
+    with pytest.raises(CommandError, match=r"shadeform.csv: missing column\(s\) AcceleratorCount"):
         load(skypilot_dir=skypilot_copy)
     assert snapshot() == before
     assert sorted(InstancePrice.objects.values_list("pk", "last_seen")) == last_seen

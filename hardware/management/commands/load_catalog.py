@@ -1,10 +1,11 @@
 """``python manage.py load_catalog``: load the catalog shipped with the project. Idempotent.
 
-Loads the GPU table, the SkyPilot price catalogs (aws, lambda, shadeform, vast) through the alias
-table, the egress tiers and the demonstration quotes. Every file is read and checked before
+Loads the GPU table, the SkyPilot price catalogs (every ``<cloud>.csv`` of the folder; the file
+name is the provider, one not known yet is created) through the alias table, the egress tiers and the demonstration quotes. Every file is read and checked before
 anything is written; prices are then applied in one transaction. Rows that cannot be used are
 counted by reason (unknown GPU names with file and line) and do not fail the command; an
-unreadable file or a broken table does, naming the file, and then nothing is written.
+unreadable file or a broken table does, naming the file, and then nothing is written. Values
+edited by hand (prices, egress tiers) are kept and reported, never reset.
 """
 
 from collections import defaultdict
@@ -25,7 +26,7 @@ from hardware.services import (
 from hardware.sources.aliases import ALIASES_PATH, read_aliases
 from hardware.sources.common import ParseReport, Rejection, SourceError
 from hardware.sources.egress import parse_egress_tiers
-from hardware.sources.skypilot import CLOUDS, parse_skypilot_vms
+from hardware.sources.skypilot import parse_skypilot_vms
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "data"
 SKYPILOT_DIR = DATA_DIR / "prices" / "skypilot-v8"
@@ -58,8 +59,11 @@ class Command(BaseCommand):
         try:
             aliases = read_aliases(options["aliases"], known_slugs={r.slug for r in gpu_rows})
             parsed = []
-            for cloud in CLOUDS:
-                path = options["skypilot_dir"] / f"{cloud}.csv"
+            paths = sorted(options["skypilot_dir"].glob("*.csv"))
+            if not paths:
+                raise SourceError(f"{options['skypilot_dir']}: no <cloud>.csv file")
+            for path in paths:  # any cloud: the file name is the provider
+                cloud = path.stem
                 name = f"{options['skypilot_dir'].name}/{path.name}"
                 parsed.append(
                     parse_skypilot_vms(path, cloud=cloud, aliases=aliases, file_name=name)
@@ -100,6 +104,8 @@ class Command(BaseCommand):
             f"  egress tiers: {egress_counts.created} created, {egress_counts.updated} updated, "
             f"{egress_counts.unchanged} unchanged, {egress_counts.deleted} removed"
         )
+        for kept in egress_counts.kept:
+            self.stdout.write(f"  kept, not reloaded: {kept}")
         if demo_counts is not None:
             self.stdout.write(
                 f"demo quotes: {demo_counts.created} created, {demo_counts.unchanged} already there"

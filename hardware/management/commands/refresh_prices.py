@@ -1,0 +1,81 @@
+"""``python manage.py refresh_prices SOURCE [--file PATH] [--provider SLUG] [--dry-run]``.
+
+Refreshes one provider's prices from one feed through the pipeline of ``hardware.refresh``
+(parse, stage, validate, apply in one transaction, or hold for review) and prints the run's
+summary. Sources: ``skypilot`` (a SkyPilot ``vms.csv``; the provider defaults to the file name
+without extension, and without ``--file`` the shipped catalog of ``--provider`` is read), ``aws``
+(an AWS Price List bulk offer file, streamed) and ``aws-pricing-api`` (saved GetProducts pages;
+``--file`` may be repeated). Exit status: 0 applied or unchanged, 3 held for review, 1 failed,
+2 bad arguments.
+"""
+
+import re
+import sys
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from hardware.management.commands.load_catalog import SKYPILOT_DIR
+from hardware.models import RefreshStatus
+from hardware.refresh import SOURCES, price_refresh, refresh_summary
+
+EXIT_STATUS = {
+    RefreshStatus.APPLIED: 0,
+    RefreshStatus.UNCHANGED: 0,
+    RefreshStatus.HELD: 3,
+    RefreshStatus.FAILED: 1,
+}
+SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
+
+
+class Command(BaseCommand):
+    help = (
+        "Refresh one provider's prices from a price feed; hold it for review when it looks wrong."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("source", help=f"feed format: {', '.join(SOURCES)}")
+        parser.add_argument(
+            "--file", dest="files", type=Path, action="append", default=[], help="the feed file"
+        )
+        parser.add_argument("--provider", help="provider slug (default: from the source)")
+        parser.add_argument(
+            "--dry-run", action="store_true", help="say what the feed would do; store nothing"
+        )
+
+    def handle(self, *args, **options):
+        source, files, provider = options["source"], options["files"], options["provider"]
+        if source not in SOURCES:
+            raise CommandError(
+                f"source: {source!r} is not one of {', '.join(SOURCES)}", returncode=2
+            )
+        if source == "skypilot":
+            if not files and not provider:
+                raise CommandError("--file or --provider is required for skypilot", returncode=2)
+            provider = provider or files[0].stem.lower()
+            files = files or [SKYPILOT_DIR / f"{provider}.csv"]
+        else:
+            provider = provider or "aws"
+            if not files:
+                raise CommandError(f"--file is required for {source}", returncode=2)
+        if source != "aws-pricing-api" and len(files) > 1:
+            raise CommandError(f"--file: {source} reads one file", returncode=2)
+        if not SLUG.match(provider):
+            raise CommandError(
+                f"--provider: {provider!r} is not a slug (lower-case letters, digits, -)",
+                returncode=2,
+            )
+        missing = [str(f) for f in files if not f.is_file()]
+        if missing:
+            raise CommandError(f"--file: no such file: {', '.join(missing)}", returncode=2)
+
+        run = price_refresh(
+            source=source, paths=files, provider=provider, dry_run=options["dry_run"]
+        )
+        lines = refresh_summary(run=run)
+        if options["dry_run"]:
+            lines[0] += " (dry run: nothing stored)"
+        self.stdout.write("\n".join(lines))
+        status = EXIT_STATUS.get(run.status, 1)
+        if status:
+            sys.exit(status)

@@ -1,0 +1,391 @@
+"""Price refreshes: a public price feed into the catalog without ever damaging it.
+
+``price_refresh`` runs the pipeline for one feed of one provider:
+
+1. a ``RefreshRun`` row is written (``running``) and committed, so every attempt is on record;
+2. parse: the format's parser (``hardware.sources``) turns the feed into plain rows, touching no
+   table; a feed that cannot be read whole fails the run with the reason (``failed``);
+3. stage: the rows are stored as ``StagedPrice`` rows of the run;
+4. validate: the staged rows are compared with the provider's current prices in the feed's scope
+   (the billing models the format states; for AWS feeds, also only the regions the feed lists).
+   The run is held for review (``held``), with the reasons and both values, when more than
+   ``PRICE_REFRESH_MAX_VANISHED_SHARE`` of those prices would vanish, when a price would move by
+   more than ``PRICE_REFRESH_MAX_PRICE_FACTOR`` up or down, when a value edited by hand (admin or
+   API, read from the price's history) would change or vanish, or when a CSV feed does not end
+   with a line break (cut short);
+5. apply, in one short transaction: new and changed prices become new price rows (the older
+   rows stay as history), prices seen again move their ``last_seen``, prices the feed no longer
+   lists get ``vanished_at`` and stop being current. ``applied``, or ``unchanged`` when nothing
+   but ``last_seen`` moved: the same feed applied twice adds nothing.
+
+Anything that goes wrong while applying rolls the whole transaction back and fails the run: the
+catalog stays as it was. A held run is applied as staged by ``refresh_run_approve`` (hand edits
+then give way to the feed, by someone's decision) or dropped by ``refresh_run_discard``.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+from simple_history.utils import bulk_update_with_history
+
+from .hand_edits import hand_edited_ids
+from .models import Billing, GpuModel, InstancePrice, RefreshRun, RefreshStatus, StagedPrice
+from .selectors import current_prices
+from .services import SQL_BATCH, instance_prices_load
+from .sources.aliases import ALIASES_PATH, read_aliases
+from .sources.aws import parse_aws_offer_file, parse_aws_pricing_pages
+from .sources.common import ParseReport, SourceError
+from .sources.skypilot import PriceRow, parse_skypilot_vms
+
+SOURCES = ("skypilot", "aws", "aws-pricing-api")
+# The billing models each format states: a feed only makes prices of these vanish.
+SOURCE_BILLINGS: dict[str, frozenset[str]] = {
+    "skypilot": frozenset({Billing.ON_DEMAND, Billing.SPOT}),
+    "aws": frozenset({Billing.ON_DEMAND, Billing.COMMIT_1Y, Billing.COMMIT_3Y}),
+    "aws-pricing-api": frozenset({Billing.ON_DEMAND, Billing.COMMIT_1Y, Billing.COMMIT_3Y}),
+}
+# Formats whose files may cover some regions only (AWS publishes an offer file per region and
+# GetProducts answers a filtered query): they make prices vanish only in the regions they list.
+REGIONAL_SOURCES = frozenset({"aws", "aws-pricing-api"})
+KEEP_REJECTIONS = 100
+
+
+class RefreshError(ValueError):
+    """A refresh cannot be started or changed as asked (unknown source, run not held, ...)."""
+
+
+@dataclass
+class RefreshPlan:
+    """What applying the staged rows would do to the provider's current prices."""
+
+    added: int = 0
+    changed: int = 0
+    unchanged: int = 0
+    vanished: list[InstancePrice] = field(default_factory=list)
+    in_scope: int = 0
+    held_reasons: list[str] = field(default_factory=list)
+    conflicts: list[dict] = field(default_factory=list)
+
+
+def feed_parse(
+    *, source: str, paths: Sequence[Path], provider: str
+) -> tuple[list[PriceRow], ParseReport]:
+    """Parse a feed of ``source`` into plain price rows of ``provider``; raise ``SourceError``
+    when it cannot be read whole, ``RefreshError`` for an unknown source.
+    """
+    if source not in SOURCES:
+        raise RefreshError(f"unknown source {source!r}: one of {', '.join(SOURCES)}")
+    known = set(GpuModel.objects.values_list("slug", flat=True))
+    if not known:
+        raise SourceError("the catalog has no GPU models yet: run load_catalog first")
+    aliases = read_aliases(ALIASES_PATH, known_slugs=known)
+    if source == "skypilot":
+        (path,) = paths
+        rows, report = parse_skypilot_vms(path, cloud=provider, aliases=aliases)
+        report.bytes_read = path.stat().st_size
+        return rows, report
+    if source == "aws":
+        (path,) = paths
+        return parse_aws_offer_file(path, aliases=aliases, provider=provider)
+    return parse_aws_pricing_pages(list(paths), aliases=aliases, provider=provider)
+
+
+def price_refresh(
+    *, source: str, paths: Sequence[Path], provider: str, dry_run: bool = False
+) -> RefreshRun:
+    """Run the whole pipeline for one feed (module docstring); return the finished run.
+
+    With ``dry_run`` everything happens in a transaction that is rolled back: the run returned
+    says what the feed would do, and nothing is stored, not even the run.
+    """
+    if source not in SOURCES:
+        raise RefreshError(f"unknown source {source!r}: one of {', '.join(SOURCES)}")
+    if dry_run:
+        with transaction.atomic():
+            run = _refresh(source=source, paths=paths, provider=provider)
+            transaction.set_rollback(True)
+        return run
+    return _refresh(source=source, paths=paths, provider=provider)
+
+
+def _refresh(*, source: str, paths: Sequence[Path], provider: str) -> RefreshRun:
+    run = RefreshRun.objects.create(
+        source=source,
+        provider=provider,
+        feed_name=", ".join(p.name for p in paths)[:300],
+        started_at=timezone.now(),
+    )
+    try:
+        rows, report = feed_parse(source=source, paths=paths, provider=provider)
+    except SourceError as exc:
+        return _finish(run, RefreshStatus.FAILED, error=str(exc))
+    except Exception as exc:  # a parser fault: on record as failed, then raised
+        _finish(run, RefreshStatus.FAILED, error=f"parser fault: {exc!r}")
+        raise
+    _record_report(run, report)
+    _stage(run, rows)
+    plan = refresh_plan(run=run)
+    if source == "skypilot" and not _ends_with_newline(paths[0]):
+        plan.held_reasons.append(
+            f"{paths[0].name} does not end with a line break: the feed may have been cut short"
+        )
+    return _apply_or_hold(run, plan, keep_hand_edits=True)
+
+
+def _ends_with_newline(path: Path) -> bool:
+    with open(path, "rb") as handle:
+        handle.seek(0, 2)
+        if handle.tell() == 0:
+            return True
+        handle.seek(-1, 2)
+        return handle.read(1) == b"\n"
+
+
+def _record_report(run: RefreshRun, report: ParseReport) -> None:
+    run.feed_name = report.file_name[:300]
+    run.feed_sha256 = report.sha256
+    run.feed_stated_on = report.stated_on
+    run.bytes_read = report.bytes_read
+    run.rows_read = report.rows_read
+    run.rows_accepted = report.rows_accepted
+    run.rows_rejected = report.rows_read - report.rows_accepted
+    run.rejected_by_reason = dict(report.rejected_by_reason)
+    run.rejections = [
+        {"line": r.line_no, "reason": r.reason, "detail": r.detail, "subject": r.subject}
+        for r in report.rejections[:KEEP_REJECTIONS]
+    ]
+    run.save()
+
+
+def _stage(run: RefreshRun, rows: list[PriceRow]) -> None:
+    StagedPrice.objects.bulk_create(
+        [
+            StagedPrice(
+                run=run,
+                line_no=row.line_no,
+                instance_type=row.instance_type,
+                gpu_slug=row.gpu_slug,
+                gpu_count=row.gpu_count,
+                vcpus=row.vcpus,
+                memory_gib=row.memory_gib,
+                host=row.host,
+                region=row.region,
+                zone=row.zone,
+                billing=row.billing,
+                usd_per_hour=row.usd_per_hour,
+                is_suspect=row.is_suspect,
+                note=row.note,
+                stated_on=row.stated_on,
+            )
+            for row in rows
+        ],
+        batch_size=SQL_BATCH,
+    )
+
+
+def staged_rows(*, run: RefreshRun) -> list[PriceRow]:
+    """The run's staged rows as plain price rows (file order)."""
+    return [
+        PriceRow(
+            provider=run.provider,
+            instance_type=s.instance_type,
+            gpu_slug=s.gpu_slug,
+            gpu_count=s.gpu_count,
+            vcpus=s.vcpus,
+            memory_gib=s.memory_gib,
+            host=s.host,
+            region=s.region,
+            zone=s.zone,
+            billing=s.billing,
+            usd_per_hour=s.usd_per_hour,
+            line_no=s.line_no,
+            is_suspect=s.is_suspect,
+            note=s.note,
+            stated_on=s.stated_on,
+        )
+        for s in run.staged_prices.order_by("pk")
+    ]
+
+
+def refresh_plan(*, run: RefreshRun) -> RefreshPlan:
+    """Compare the run's staged rows with the provider's current prices in the feed's scope."""
+    plan = RefreshPlan()
+    rows = staged_rows(run=run)
+    billings = SOURCE_BILLINGS[run.source]
+    current = current_prices().filter(offer__provider__slug=run.provider, billing__in=billings)
+    if run.source in REGIONAL_SOURCES:
+        current = current.filter(region__code__in={row.region for row in rows})
+    by_key = {(p.offer.instance_type, p.region.code, p.billing): p for p in current}
+    plan.in_scope = len(by_key)
+    factor = Decimal(str(settings.PRICE_REFRESH_MAX_PRICE_FACTOR))
+    changed: list[tuple[PriceRow, InstancePrice]] = []
+    seen: set[tuple[str, str, str]] = set()
+    for row in rows:
+        key = (row.instance_type, row.region, row.billing)
+        seen.add(key)
+        price = by_key.get(key)
+        if price is None:
+            plan.added += 1
+        elif price.usd_per_hour == row.usd_per_hour and price.zone == row.zone:
+            plan.unchanged += 1
+        else:
+            plan.changed += 1
+            changed.append((row, price))
+            low, high = sorted((price.usd_per_hour, row.usd_per_hour))
+            if low > 0 and high / low > factor:
+                plan.conflicts.append(_conflict("moves more than allowed", price, row))
+    plan.vanished = [price for key, price in by_key.items() if key not in seen]
+
+    hand = hand_edited_ids(
+        model=InstancePrice, ids=[p.pk for _, p in changed] + [p.pk for p in plan.vanished]
+    )
+    hand_conflicts = [_conflict("edited by hand", p, row) for row, p in changed if p.pk in hand]
+    hand_conflicts += [_conflict("edited by hand", p, None) for p in plan.vanished if p.pk in hand]
+    plan.conflicts = hand_conflicts + plan.conflicts
+
+    moves = sum(1 for c in plan.conflicts if c["why"] == "moves more than allowed")
+    if moves:
+        plan.held_reasons.append(
+            f"{moves} price(s) would move by more than a factor of {factor} (see conflicts)"
+        )
+    if hand_conflicts:
+        plan.held_reasons.append(
+            f"{len(hand_conflicts)} price(s) edited by hand would change or vanish (see conflicts)"
+        )
+    share = Decimal(str(settings.PRICE_REFRESH_MAX_VANISHED_SHARE))
+    if plan.in_scope and Decimal(len(plan.vanished)) > share * plan.in_scope:
+        plan.held_reasons.append(
+            f"{len(plan.vanished)} of the provider's {plan.in_scope} current price(s) in this "
+            f"feed's scope would vanish (more than {share:%})"
+        )
+    return plan
+
+
+def _conflict(why: str, price: InstancePrice, row: PriceRow | None) -> dict:
+    """One value to review: the catalog's and the feed's (``None``: the feed no longer lists it)."""
+    return {
+        "why": why,
+        "instance_type": price.offer.instance_type,
+        "region": price.region.code,
+        "billing": price.billing,
+        "price_id": price.pk,
+        "catalog_usd_per_hour": str(price.usd_per_hour),
+        "feed_usd_per_hour": None if row is None else str(row.usd_per_hour),
+        "feed_line": None if row is None else row.line_no,
+    }
+
+
+def _apply_or_hold(run: RefreshRun, plan: RefreshPlan, *, keep_hand_edits: bool) -> RefreshRun:
+    run.prices_added, run.prices_changed = plan.added, plan.changed
+    run.prices_unchanged, run.prices_vanished = plan.unchanged, len(plan.vanished)
+    run.held_reasons, run.conflicts = plan.held_reasons, plan.conflicts
+    if plan.held_reasons and keep_hand_edits:
+        return _finish(run, RefreshStatus.HELD)
+    try:
+        with transaction.atomic():
+            _apply(run, plan, keep_hand_edits=keep_hand_edits)
+    except Exception as exc:  # the transaction is rolled back: record why, catalog untouched
+        return _finish(run, RefreshStatus.FAILED, error=f"not applied: {exc!r}")
+    if not keep_hand_edits:
+        status = RefreshStatus.APPROVED
+    elif plan.added or plan.changed or plan.vanished:
+        status = RefreshStatus.APPLIED
+    else:
+        status = RefreshStatus.UNCHANGED
+    run.staged_prices.all().delete()
+    return _finish(run, status)
+
+
+def _apply(run: RefreshRun, plan: RefreshPlan, *, keep_hand_edits: bool) -> None:
+    observed_at = timezone.now()
+    counts = instance_prices_load(
+        rows=staged_rows(run=run),
+        source_name=run.feed_name,
+        source_sha256=run.feed_sha256,
+        observed_at=observed_at,
+        keep_hand_edits=keep_hand_edits,
+    )
+    if counts.rejections:
+        run.rejections = (
+            run.rejections
+            + [
+                {"line": r.line_no, "reason": r.reason, "detail": r.detail, "subject": r.subject}
+                for r in counts.rejections
+            ]
+        )[:KEEP_REJECTIONS]
+        for r in counts.rejections:
+            run.rejected_by_reason[r.reason] = run.rejected_by_reason.get(r.reason, 0) + 1
+    for price in plan.vanished:
+        price.vanished_at = observed_at
+    if plan.vanished:
+        bulk_update_with_history(
+            plan.vanished,
+            InstancePrice,
+            ["vanished_at"],
+            batch_size=SQL_BATCH,
+            default_change_reason=f"vanished from {run.feed_name}"[:100],
+        )
+
+
+def _finish(run: RefreshRun, status: str, *, error: str = "") -> RefreshRun:
+    run.status = status
+    run.error = error
+    run.finished_at = timezone.now()
+    run.save()
+    return run
+
+
+def refresh_run_approve(*, run_id: int) -> RefreshRun:
+    """Apply a held run as staged: its checks were reviewed, hand-edited values give way."""
+    with transaction.atomic():
+        run = RefreshRun.objects.select_for_update().get(pk=run_id)
+        if run.status != RefreshStatus.HELD:
+            raise RefreshError(f"refresh run {run_id} is {run.status}, not held")
+        plan = refresh_plan(run=run)
+        return _apply_or_hold(run, plan, keep_hand_edits=False)
+
+
+def refresh_run_discard(*, run_id: int) -> RefreshRun:
+    """Drop a held run: its staged rows are deleted, the catalog is left as it is."""
+    with transaction.atomic():
+        run = RefreshRun.objects.select_for_update().get(pk=run_id)
+        if run.status != RefreshStatus.HELD:
+            raise RefreshError(f"refresh run {run_id} is {run.status}, not held")
+        run.staged_prices.all().delete()
+        return _finish(run, RefreshStatus.DISCARDED)
+
+
+def refresh_summary(*, run: RefreshRun) -> list[str]:
+    """The run in a few lines, for the command and the logs."""
+    stated = f", stated {run.feed_stated_on:%Y-%m-%d}" if run.feed_stated_on else ""
+    lines = [
+        f"refresh {run.source} {run.provider}: {run.status}",
+        f"  feed {run.feed_name} ({run.bytes_read} bytes, sha256 {run.feed_sha256[:16] or '-'}"
+        f"{stated})",
+        f"  rows: {run.rows_read} read, {run.rows_accepted} accepted, "
+        f"{run.rows_rejected} rejected"
+        + (
+            " (" + ", ".join(f"{k}: {v}" for k, v in sorted(run.rejected_by_reason.items())) + ")"
+            if run.rejected_by_reason
+            else ""
+        ),
+        f"  prices: {run.prices_added} added, {run.prices_changed} changed, "
+        f"{run.prices_unchanged} unchanged, {run.prices_vanished} vanished",
+    ]
+    lines += [f"  held: {reason}" for reason in run.held_reasons]
+    for c in run.conflicts[:20]:
+        feed = "not listed" if c["feed_usd_per_hour"] is None else c["feed_usd_per_hour"]
+        lines.append(
+            f"    {c['why']}: {c['instance_type']} {c['region']} {c['billing']}: "
+            f"catalog {c['catalog_usd_per_hour']}, feed {feed}"
+        )
+    if len(run.conflicts) > 20:
+        lines.append(f"    ... and {len(run.conflicts) - 20} more")
+    if run.error:
+        lines.append(f"  error: {run.error}")
+    return lines
