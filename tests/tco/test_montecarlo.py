@@ -261,6 +261,8 @@ def test_the_result_has_every_field_per_option(plan):
             "cumulative_p50_usd",
             "cumulative_p90_usd",
             "probability_cheapest",
+            "mean_npv_usd",
+            "p90_npv_usd",
         }
         assert all(isinstance(v, float) for v in fields["cumulative_p50_usd"])
     json.dumps(result, allow_nan=False)
