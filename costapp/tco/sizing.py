@@ -18,10 +18,13 @@ option's (the path-dependent categories added to the fixed ones in the same orde
 vectorised step each. So each candidate's figures are those of a plain run of the document with
 that size written in, bit for bit, and the document's own size gives the option's own figures.
 
-The candidates are looped over rather than broadcast along a fourth axis: the path-dependent
-costs of one candidate on one block (1 000 paths × ``H + 1`` months) fit in the processor's
-cache, while a ``(candidates, paths, months)`` temporary for every step of the formulas does not,
-and measured it was slower (bench/sizing.py prints the figures).
+The candidates are looped over rather than broadcast along a fourth axis: broadcasting does the
+same arithmetic per element (the figures must stay those of a plain run, operation for operation)
+on ``(candidates, paths, months)`` temporaries far larger than the processor's cache, where one
+candidate on one block (1 000 paths × ``H + 1`` months) fits in it. Measured on
+bench/size-the-fleet-sweep.json (64 commitments, 10 000 paths), the committed formulas broadcast
+over candidates, with the shared work hoisted, took 0.45 s of CPU time against 0.35 s for this
+loop; the reductions, where a fourth axis costs nothing, run over all candidates at once.
 
 Splitting a sweep
 -----------------
