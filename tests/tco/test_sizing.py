@@ -431,6 +431,18 @@ def test_a_merge_refuses_missing_repeated_or_foreign_blocks():
         sz.sweeps_merge(plan, [sz.sweep_blocks_compute(other, range(3))])
 
 
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(groups=st.lists(st.integers(0, 3), min_size=5, max_size=5), seed=st.integers(0, 2**32))
+def test_blocks_in_any_groups_merge_to_the_run_in_one_process(groups, seed):
+    doc = fleet(SWEEPS[:2], {**SIMULATION, "paths": 4200, "seed": seed})
+    plan = plan_of(doc)
+    parts = [
+        sz.sweep_blocks_compute(plan, [b for b, g in enumerate(groups) if g == group])
+        for group in sorted(set(groups))
+    ]
+    assert sz.sweeps_merge(plan, parts) == sz.run(plan)
+
+
 def test_the_engine_takes_the_sizing_runner_as_a_parameter():
     from costapp.tco.engine import simulate
 
