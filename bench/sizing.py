@@ -13,7 +13,8 @@ set before numpy is imported; threadpoolctl as well when installed):
   figures are checked against the sweep's (NPV, mean and P90 of the NPV to 1e-9 relative) before
   any figure is printed.
 
-Targets: the sweep under 1 s, and at least 10× faster than the 64 separate runs.
+Targets: the sweep under 1 s, and at least 10× faster than the 64 separate runs; each is judged
+on wall time and, since other work on a shared machine stretches wall time, on CPU time as well.
 """
 
 from __future__ import annotations
@@ -137,7 +138,8 @@ def main() -> None:
     )
     print(f"after the runs: {load_text()}")
     print(
-        f"targets: sweep < {TARGET_S:.0f} s: {verdict(wall < TARGET_S)}; "
+        f"targets: sweep < {TARGET_S:.0f} s: {verdict(wall < TARGET_S)} "
+        f"(CPU time: {verdict(cpu < TARGET_S)}); "
         f">= {TARGET_RATIO:.0f}x faster than {candidates} separate runs: "
         f"{verdict(ratio >= TARGET_RATIO)} (CPU time: {verdict(cpu_ratio >= TARGET_RATIO)})"
     )

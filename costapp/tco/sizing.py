@@ -9,10 +9,11 @@ How a candidate is priced
 -------------------------
 Each candidate is the swept option re-sized (:func:`candidate_plans`: the option's own normalised
 fields with only the swept field changed, so setup, upfront, staff and every other amount stay as
-written) and costed by :func:`costapp.tco.core.option_path_costs`, the function that costs the
-option in a plain run, on the same futures: per block of paths the draws, the demand bound and the
-cloud price trend are made once and shared by every candidate of every sweep (common random
-numbers). The monthly costs of all candidates of a block are assembled as a plain run assembles an
+written) and costed by the calls that cost the option in a plain run
+(:func:`costapp.tco.core.option_path_costs`), on the same futures: per block of paths the draws,
+the demand bound and the cloud price trend are made once and shared by every candidate of every
+sweep (common random numbers), and so are the busy GPU-hours per path and a committed rate's
+renewal factor, which do not depend on the size. The monthly costs of all candidates of a block are assembled as a plain run assembles an
 option's (the path-dependent categories added to the fixed ones in the same order), into one
 ``(candidates, paths, months)`` array whose totals, NPVs and shortfall flags are then taken in one
 vectorised step each. So each candidate's figures are those of a plain run of the document with
@@ -48,9 +49,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import montecarlo, schema
-from .cloud import CloudRates
-from .core import Futures, OptionPlan, Plan, _option_plan, option_path_costs
-from .finance import trend_factor
+from .cloud import CloudRates, cloud_path_costs
+from .core import Futures, OptionPlan, Plan, _option_plan
+from .dedicated import DedicatedRates, dedicated_path_costs
+from .finance import renewal_factor, single_term, trend_factor
+from .on_prem import on_prem_path_costs
 
 Array = NDArray[np.float64]
 Mask = NDArray[np.bool_]
@@ -309,9 +312,74 @@ def candidate_plans(plan: Plan, sweep: Sweep) -> list[OptionPlan]:
 class CandidateCosts:
     """A sweep's candidates costed on ``n`` paths."""
 
-    total_usd: Array  # (C, n) [USD]
+    total_usd: Array | None  # (C, n) [USD]; None when not asked for
     npv_usd: Array  # (C, n) [USD]
     short: Mask  # (C, n) True where the candidate leaves work undone on the path
+
+
+def shared_inputs(
+    plan: Plan, option: OptionPlan, futures: Futures, n_paths: int
+) -> tuple[Array, Array | None]:
+    """What every candidate of a sweep of ``option`` shares on these futures: the busy GPU-hours
+    per path and month, ``(n, H + 1)`` [GPU-h/month], as :func:`costapp.tco.core.option_path_costs`
+    makes them; and, for a committed option renewed within the horizon at a simulated price
+    change, the committed rate's renewal factor ``(n, H + 1)`` (else None)."""
+    busy = option.busy_with_month_zero[np.newaxis, :]
+    if futures.demand_multiplier is not None:
+        busy = futures.demand_multiplier[:, np.newaxis] * busy
+    busy = np.broadcast_to(busy, (n_paths, plan.horizon_months + 1))
+    renewal = None
+    rates = option.rates
+    c = futures.cloud_price_change_per_year
+    if (
+        isinstance(rates, CloudRates)
+        and rates.billing == "committed"
+        and c is not None
+        and not single_term(rates.term_months, plan.horizon_months)
+    ):
+        renewal = renewal_factor(c, rates.term_months, plan.horizon_months)
+    return busy, renewal
+
+
+def candidate_path_costs(
+    plan: Plan,
+    option: OptionPlan,
+    futures: Futures,
+    busy_gpu_hours: Array,
+    *,
+    cloud_trend: Array | None,
+    multiplier_bound: float,
+    renewal: Array | None,
+) -> tuple[dict[str, Array], Array]:
+    """One candidate's path-dependent categories and shortfall, by the same calls
+    :func:`costapp.tco.core.option_path_costs` makes, on the shared ``busy_gpu_hours``."""
+    busy_bound = multiplier_bound * option.busy_abs_max_gpu_hours
+    rates = option.rates
+    if isinstance(rates, CloudRates):
+        return cloud_path_costs(
+            rates,
+            busy_gpu_hours,
+            option.peak_with_month_zero,
+            plan.hours_per_month,
+            plan.horizon_months,
+            futures.cloud_price_change_per_year,
+            futures.interruption_overhead,
+            trend=option.trend if cloud_trend is None else cloud_trend,
+            busy_bound_gpu_hours=busy_bound,
+            renewal=renewal,
+        )
+    if isinstance(rates, DedicatedRates):
+        return dedicated_path_costs(
+            rates, busy_gpu_hours, plan.hours_per_month, busy_bound_gpu_hours=busy_bound
+        )
+    return on_prem_path_costs(
+        rates,
+        busy_gpu_hours,
+        plan.hours_per_month,
+        plan.horizon_months,
+        futures.usd_per_kwh_multiplier,
+        busy_bound_gpu_hours=busy_bound,
+    )
 
 
 def candidates_cost(
@@ -322,26 +390,32 @@ def candidates_cost(
     *,
     cloud_trend: Array | None = None,
     multiplier_bound: float = 1.0,
+    totals: bool = True,
 ) -> CandidateCosts:
     """Price every candidate on the same ``n_paths`` futures [USD].
 
-    Each candidate's monthly cost is assembled exactly as :func:`costapp.tco.core.plan_cost`
-    assembles an option's; totals, NPVs and shortfall flags are then taken over the whole
-    ``(candidates, paths, months)`` array at once. ``cloud_trend`` and ``multiplier_bound`` are
-    those :func:`~costapp.tco.core.plan_cost` derives from ``futures``.
+    What the candidates share (the busy GPU-hours per path, a committed rate's renewal factor) is
+    computed once; each candidate's monthly cost is then assembled exactly as
+    :func:`costapp.tco.core.plan_cost` assembles an option's, and totals (unless ``totals`` is
+    False), NPVs and shortfall flags are taken over the whole ``(candidates, paths, months)``
+    array at once. ``cloud_trend`` and ``multiplier_bound`` are those
+    :func:`~costapp.tco.core.plan_cost` derives from ``futures``.
     """
+    if not candidates:
+        raise ValueError("a sweep has at least one candidate")
     horizon = plan.horizon_months
     monthly = np.empty((len(candidates), n_paths, horizon + 1))
     shortfall = np.empty((len(candidates), n_paths))
+    busy, renewal = shared_inputs(plan, candidates[0], futures, n_paths)
     for c, option in enumerate(candidates):
-        costs, option_shortfall = option_path_costs(
+        costs, option_shortfall = candidate_path_costs(
+            plan,
             option,
             futures,
-            n_paths,
-            plan.hours_per_month,
-            horizon,
+            busy,
             cloud_trend=cloud_trend,
             multiplier_bound=multiplier_bound,
+            renewal=renewal,
         )
         parts = list(costs.values())
         if parts:
@@ -352,7 +426,7 @@ def candidates_cost(
             monthly[c] = option.fixed_usd
         shortfall[c] = option_shortfall
     return CandidateCosts(
-        total_usd=monthly.sum(axis=-1),
+        total_usd=monthly.sum(axis=-1) if totals else None,
         npv_usd=monthly @ plan.discount_factors,
         short=shortfall > 0.0,
     )
@@ -421,7 +495,13 @@ def sweep_blocks_compute(
         futures, trend, bound = block_futures(plan, simulation, b)
         for s, candidates in enumerate(plans):
             costs = candidates_cost(
-                plan, candidates, futures, n, cloud_trend=trend, multiplier_bound=bound
+                plan,
+                candidates,
+                futures,
+                n,
+                cloud_trend=trend,
+                multiplier_bound=bound,
+                totals=False,
             )
             npv[s][:, start : start + n] = costs.npv_usd
             short[s][:, start : start + n] = costs.short
@@ -539,6 +619,7 @@ def sweeps_merge(plan: Plan, results: Sequence[SweepBlockResults] = ()) -> list[
     entries: list[dict[str, Any]] = []
     for s, sweep in enumerate(sweeps):
         own = candidates_cost(plan, candidate_plans(plan, sweep), Futures(), 1)
+        assert own.total_usd is not None
         feasible = [not bool(flag) for flag in own.short[:, 0]]
         entry: dict[str, Any] = {
             "option": sweep.option_name,
