@@ -113,16 +113,24 @@ def committed_base_usd(
     price_change_per_year: ArrayLike,
     term_months: int,
     horizon_months: int,
+    *,
+    renewal: Array | None = None,
 ) -> Array:
     """Committed GPUs paid every hour of months ``1 … H`` at the renewed rate [USD/month].
 
     ``committed_gpus × hours × rate × (1 + c) ** (T(m) / 12)``; shape ``(H + 1,)`` or ``(P, H + 1)``.
     With a single term the factor is exactly 1 whatever ``c``, and the result is ``(H + 1,)``.
+    ``renewal``: the factor :func:`renewal_factor` gives for this ``c`` and term, when the caller
+    has it already (a sizing sweep shares it among its commitments).
     """
     base = committed_gpus * hours_per_month * usd_per_gpu_hour
     if single_term(term_months, horizon_months):
         return base * every_month(1.0, horizon_months)
-    factor = renewal_factor(price_change_per_year, term_months, horizon_months)
+    factor = (
+        renewal_factor(price_change_per_year, term_months, horizon_months)
+        if renewal is None
+        else renewal
+    )
     return base * factor * every_month(1.0, horizon_months)
 
 
@@ -159,6 +167,7 @@ def cloud_path_costs(
     *,
     trend: Array | None = None,
     busy_bound_gpu_hours: float | None = None,
+    renewal: Array | None = None,
 ) -> tuple[dict[str, Array], Array]:
     """The categories that may depend on the path [USD/month] and shortfall per path [GPU-h].
 
@@ -168,7 +177,8 @@ def cloud_path_costs(
     for the option's own values. ``trend``, ``k[m]`` for the ``c`` in use when the
     caller has it already (``(H + 1,)`` or ``(P, H + 1)``); ``busy_bound_gpu_hours``, an upper
     bound of ``|busy_gpu_hours|`` [GPU-h/month] (computed when None) that skips the overflow of
-    a commitment when it cannot exceed it.
+    a commitment when it cannot exceed it; ``renewal``, the committed rate's renewal factor for the
+    ``c`` in use when the caller has it already (see :func:`committed_base_usd`).
     """
     c = rates.price_change_per_year if price_change_per_year is None else price_change_per_year
     n_paths = busy_gpu_hours.shape[0]
@@ -183,6 +193,7 @@ def cloud_path_costs(
             c,
             rates.term_months,
             horizon_months,
+            renewal=renewal,
         )
         if busy_bound_gpu_hours is None:
             busy_bound_gpu_hours = float(np.max(np.abs(busy_gpu_hours), initial=0.0))

@@ -13,12 +13,12 @@ from typing import Any
 
 import numpy as np
 
-from . import montecarlo
+from . import montecarlo, sizing
 from . import results as rs
 from .core import CATEGORIES, Futures, OptionPlan, PathCosts, Plan, plan_build, plan_cost
 from .validation import normalize
 
-ENGINE_VERSION = "1.0.0"
+ENGINE_VERSION = "1.1.0"
 
 BREAK_EVEN_GRID_POINTS = 4096
 """Samples of ``s`` in ``[0, s_cap]`` used to bracket the smallest break-even scale."""
@@ -33,6 +33,11 @@ MonteCarloRunner = Callable[[Plan, Mapping[str, Any]], dict[str, dict[str, Any]]
 """Computes the uncertainty fields per option name; :func:`montecarlo.run` does it in this
 process, and the Django side can spread the blocks across workers with the same result."""
 
+SizingRunner = Callable[[Plan], list[dict[str, Any]]]
+"""Computes the result's ``sizing`` entries (version 1.1); :func:`sizing.run` does it in this
+process, and the Django side can spread the simulated blocks across workers with the same result
+(:func:`sizing.sweep_blocks_compute`, :func:`sizing.sweeps_merge`)."""
+
 
 def simulate(
     document: Any,
@@ -40,6 +45,7 @@ def simulate(
     catalog: Any = None,
     *,
     monte_carlo: MonteCarloRunner = montecarlo.run,
+    sizing_runner: SizingRunner = sizing.run,
 ) -> dict[str, Any]:
     """The result document of a scenario document [USD, GPU-h, months].
 
@@ -48,7 +54,11 @@ def simulate(
     """
     normalized = normalize(document, gpus, catalog)
     return simulate_normalized(
-        normalized.document, gpus, normalized.warnings, monte_carlo=monte_carlo
+        normalized.document,
+        gpus,
+        normalized.warnings,
+        monte_carlo=monte_carlo,
+        sizing_runner=sizing_runner,
     )
 
 
@@ -58,6 +68,7 @@ def simulate_normalized(
     warnings: Iterable[str] = (),
     *,
     monte_carlo: MonteCarloRunner = montecarlo.run,
+    sizing_runner: SizingRunner = sizing.run,
 ) -> dict[str, Any]:
     """The result document of an already normalised scenario; ``warnings`` are normalisation's."""
     plan = plan_build(inputs, gpus)
@@ -85,6 +96,8 @@ def simulate_normalized(
     }
     if simulation and int(simulation.get("paths") or 0) > 0:
         result["simulation"] = simulation
+    if plan.inputs.get("sizing"):
+        result["sizing"] = sizing_runner(plan)
     return result
 
 

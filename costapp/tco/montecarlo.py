@@ -240,6 +240,8 @@ class Summary:
         cumulative cost per month over the first ``min(paths, CUMULATIVE_PATHS)`` paths [USD].
     probability_cheapest : (O,) share of paths on which the option has the lowest NPV among the
         options without shortfall on that path (ties to the first option) [fraction].
+    mean_npv_usd, p90_npv_usd : (O,) mean and 90th percentile of the NPV over all paths [USD]
+        (version 1.1), see :func:`npv_statistics`.
     """
 
     paths: int
@@ -250,6 +252,8 @@ class Summary:
     cumulative_p50_usd: Array
     cumulative_p90_usd: Array
     probability_cheapest: Array
+    mean_npv_usd: Array
+    p90_npv_usd: Array
 
 
 def _kept_paths(block_index: int, n: int) -> int:
@@ -389,6 +393,7 @@ def summarize(
     c10, c50, c90 = row_percentiles(cumulative_usd, overwrite_input=overwrite_input)
     winner = np.argmin(np.where(feasible, npv_usd, np.inf), axis=0)
     counts = np.bincount(winner[feasible.any(axis=0)], minlength=n_options)
+    mean_npv, p90_npv = npv_statistics(npv_usd, overwrite_input=overwrite_input)
     return Summary(
         paths=paths,
         p10_usd=p10,
@@ -398,7 +403,26 @@ def summarize(
         cumulative_p50_usd=c50,
         cumulative_p90_usd=c90,
         probability_cheapest=counts / paths,
+        mean_npv_usd=mean_npv,
+        p90_npv_usd=p90_npv,
     )
+
+
+def npv_statistics(npv_usd: Array, *, overwrite_input: bool = False) -> tuple[Array, Array]:
+    """The mean and the 90th percentile of each row of ``npv_usd`` (rows × paths) [USD].
+
+    The mean is one running sum of the paths' NPVs in path order (``np.add.accumulate``, strictly
+    left to right, no pairwise or per-block subtotals) divided by the number of paths, so it is the
+    same bit for bit however the paths were split into blocks and workers. The percentile is
+    numpy's linear interpolation. With ``overwrite_input`` the percentile may reorder the rows in
+    place (after the mean has been taken).
+    """
+    paths = npv_usd.shape[-1]
+    if paths == 0:
+        raise ValueError("no paths to summarise")
+    mean = np.add.accumulate(npv_usd, axis=-1)[..., -1] / paths
+    p90 = np.percentile(npv_usd, 90.0, axis=-1, overwrite_input=overwrite_input)
+    return mean, p90
 
 
 def row_percentiles(values: Array, *, overwrite_input: bool = False) -> Array:
@@ -427,8 +451,9 @@ def run(plan: Plan, simulation: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """The whole simulation in one process: option name → its uncertainty fields.
 
     Each option gets ``p10_usd``, ``p50_usd``, ``p90_usd`` [USD], ``cumulative_p10_usd``,
-    ``cumulative_p50_usd``, ``cumulative_p90_usd`` (``H + 1`` floats each) [USD] and
-    ``probability_cheapest`` [fraction], as plain Python numbers.
+    ``cumulative_p50_usd``, ``cumulative_p90_usd`` (``H + 1`` floats each) [USD],
+    ``probability_cheapest`` [fraction], ``mean_npv_usd`` and ``p90_npv_usd`` [USD], as plain
+    Python numbers.
     """
     paths = int(simulation.get("paths") or 0)
     if paths <= 0:
@@ -457,5 +482,7 @@ def summary_fields(plan: Plan, summary: Summary) -> dict[str, dict[str, Any]]:
             "cumulative_p50_usd": summary.cumulative_p50_usd[o].tolist(),
             "cumulative_p90_usd": summary.cumulative_p90_usd[o].tolist(),
             "probability_cheapest": float(summary.probability_cheapest[o]),
+            "mean_npv_usd": float(summary.mean_npv_usd[o]),
+            "p90_npv_usd": float(summary.p90_npv_usd[o]),
         }
     return fields

@@ -92,6 +92,7 @@ TOP_LEVEL_FIELDS: Final[Mapping[str, FieldSpec]] = {
     "workloads": FieldSpec("list", required=True),
     "options": FieldSpec("list", required=True),
     "simulation": FieldSpec("object"),  # None: no simulation
+    "sizing": FieldSpec("list"),  # None: no sweeps (version 1.1)
 }
 
 # --- workloads ---------------------------------------------------------------------------------
@@ -281,4 +282,22 @@ DISTRIBUTION_FIELDS: Final[Mapping[str, Mapping[str, FieldSpec]]] = {
         "low": _number(required=True, low=None),
         "high": _number(required=True, low=None),
     },
+}
+
+# --- sizing (version 1.1) ----------------------------------------------------------------------
+
+MAX_SWEEPS: Final = 10
+MAX_SWEEP_CANDIDATES: Final = 1000
+MAX_SWEEP_WORK: Final = 20_000_000
+"""At most this many candidates × max(paths, 1), summed over the sweeps."""
+
+OBJECTIVES: Final = ("npv", "mean_npv", "p90_npv")
+
+SWEEP_FIELDS: Final[Mapping[str, FieldSpec]] = {
+    "option": FieldSpec("text", required=True),
+    "min": _whole(required=True),
+    "max": _whole(required=True),
+    "step": _whole(1, low=1),
+    "objective": _choice(None, *OBJECTIVES),  # default: mean_npv with a simulation, else npv
+    "max_shortfall_probability": _fraction(0.0),
 }

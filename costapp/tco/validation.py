@@ -24,6 +24,7 @@ from . import schema
 from .errors import FieldError, ScenarioError
 from .jsonio import MAX_DOCUMENT_BYTES
 from .schema import FieldSpec
+from .sizing import sizing_normalize
 
 GpuFigures = Mapping[str, float | None]
 """One GPU's figures: ``memory_gb`` [GB], ``memory_bandwidth_tb_s`` [TB/s] and
@@ -318,6 +319,8 @@ class _Checker:
             self.error("baseline", f'names no option: "{baseline}"')
 
         simulation = self.simulation(top["simulation"])
+        # version 1.1: the sweeps (costapp.tco.sizing checks them against the options)
+        sizing = sizing_normalize(self, top["sizing"], options, self.option_names, simulation)
 
         if self.errors:
             return None
@@ -331,6 +334,7 @@ class _Checker:
             "workloads": workloads,
             "options": options,
             "simulation": simulation,
+            "sizing": sizing,
         }
 
     def items(self, value: Any, path: str, limit: int, noun: str) -> Sequence[Any]:

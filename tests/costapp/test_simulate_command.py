@@ -257,3 +257,37 @@ def test_a_scenario_relying_on_a_demo_draft_or_lapsed_quote_says_so(tmp_path):
     )
     assert not any(w.startswith('Option "buy"') and "demonstration" in w for w in warnings)
     assert not any('"cloud"' in w for w in warnings)
+
+
+def test_the_table_gives_each_sweeps_best_size_and_objective_and_json_carries_the_sweeps():
+    table = run_simulate(str(SCENARIOS / "size-the-fleet.json"))
+    assert table.returncode == 0, table.stderr.decode()
+    lines = table.stdout.decode().splitlines()
+    sweeps = lines[lines.index("Sizing:") + 1 :]
+    assert sweeps[:3] == [
+        "  Commit some, rest on-demand: committed_gpus 0-240 by 8 (31 sizes), npv: "
+        "best 96, npv 4,840,782 USD",
+        "  Buy some, burst the rest: servers 0-30 by 1 (31 sizes), npv: best 13, npv 5,977,850 USD",
+        "  Buy some, burst the rest: servers 0-30 by 3 (11 sizes), npv: best 12, npv 5,978,419 USD",
+    ]
+    document = run_simulate(str(SCENARIOS / "size-the-fleet.json"), "--json")
+    assert document.returncode == 0, document.stderr.decode()
+    result = json.loads(document.stdout)
+    expected = json.loads((SCENARIOS / "expected" / "size-the-fleet.json").read_text())
+    assert [s["best"] for s in result["sizing"]] == [s["best"] for s in expected["sizing"]]
+    for got, wanted in zip(result["sizing"], expected["sizing"], strict=True):
+        assert got["candidates"] == wanted["candidates"]
+        assert got["npv_usd"] == pytest.approx(wanted["npv_usd"], rel=1e-6)
+
+
+def test_a_bad_sweep_is_reported_at_its_path_with_exit_2(tmp_path):
+    scenario = json.loads((SCENARIOS / "size-the-fleet.json").read_text())
+    scenario["sizing"][1]["option"] = "GPU cloud on-demand"
+    scenario["sizing"][2]["objective"] = "p90_npv"
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(scenario))
+    result = run_simulate(str(path))
+    assert result.returncode == 2
+    assert result.stdout == b""
+    lines = result.stderr.decode().splitlines()
+    assert [line.split(": ")[0] for line in lines] == ["sizing[1].option", "sizing[2].objective"]

@@ -50,6 +50,8 @@ MONTE_CARLO = [
     "cumulative_p50_usd",
     "cumulative_p90_usd",
     "probability_cheapest",
+    "mean_npv_usd",
+    "p90_npv_usd",
 ]
 
 

@@ -1,7 +1,8 @@
-"""The six shipped scenarios give every figure of their independently computed expected files.
+"""The shipped scenarios give every figure of their independently computed expected files.
 
-Money and hours to 1e-6 relative, break-even utilization to 1e-4 relative, names, booleans and
-nulls exactly. The expected files are never regenerated from this engine.
+Money and hours to 1e-6 relative, break-even utilization to 1e-4 relative, names, booleans,
+nulls and sizes (a sweep's candidates and best) exactly. The expected files are never regenerated
+from this engine.
 """
 
 from __future__ import annotations
@@ -51,6 +52,24 @@ def figures(name: str) -> list[tuple[str, Any, Any, float]]:
                     BREAK_EVEN_UTILIZATION_RELATIVE if key == "break_even_utilization" else RELATIVE
                 )
                 rows.append((where, got[key], value, tolerance))
+    assert ("sizing" in result) == ("sizing" in want), f"{name}.sizing"
+    assert len(result.get("sizing", [])) == len(want.get("sizing", [])), f"{name}.sizing"
+    for i, (got, wanted) in enumerate(
+        zip(result.get("sizing", []), want.get("sizing", []), strict=True)
+    ):
+        assert list(got) == list(wanted), f"{name}.sizing[{i}]"
+        for key, value in wanted.items():
+            where = f"{name}.sizing[{i}].{key}"
+            if key in ("candidates", "best"):
+                assert got[key] == value, f"{where}: {got[key]!r} != {value!r}"
+            elif isinstance(value, list):
+                assert len(got[key]) == len(value), where
+                rows.extend(
+                    (f"{where}[{j}]", a, w, RELATIVE)
+                    for j, (a, w) in enumerate(zip(got[key], value, strict=True))
+                )
+            else:
+                rows.append((where, got[key], value, RELATIVE))
     return rows
 
 
@@ -67,12 +86,13 @@ def test_every_expected_figure_of_the_scenario_is_reproduced(name: str) -> None:
     assert not failures, "\n".join(failures)
 
 
-def test_all_six_scenarios_are_shipped_with_expected_figures() -> None:
+def test_all_seven_scenarios_are_shipped_with_expected_figures() -> None:
     assert scenario_names() == [
         "commitments-and-capacity",
         "cross-gpu-70b",
         "egress-heavy-inference",
         "h100-fleet-buy-vs-rent",
         "llm-train-and-serve",
+        "size-the-fleet",
         "uncertain-h100-fleet",
     ]

@@ -261,6 +261,8 @@ def test_the_result_has_every_field_per_option(plan):
             "cumulative_p50_usd",
             "cumulative_p90_usd",
             "probability_cheapest",
+            "mean_npv_usd",
+            "p90_npv_usd",
         }
         assert all(isinstance(v, float) for v in fields["cumulative_p50_usd"])
     json.dumps(result, allow_nan=False)
@@ -509,3 +511,20 @@ def test_a_simulation_without_distributions_repeats_the_documents_values(plan):
             assert_close(
                 fields[name][f"cumulative_p{q}_usd"], np.cumsum(deterministic.monthly_usd[o, 0])
             )
+
+
+def test_mean_npv_is_one_running_sum_in_path_order_and_p90_npv_numpys_percentile(plan):
+    sim = simulation(2500)
+    blocks = mc.blocks_compute(plan, sim, range(3))
+    fields = mc.run(plan, sim)
+    for o, name in enumerate(plan.option_names):
+        running = 0.0
+        for value in blocks.npv_usd[o].tolist():  # left to right, in path order
+            running += value
+        assert fields[name]["mean_npv_usd"] == running / 2500
+        assert fields[name]["mean_npv_usd"] == pytest.approx(
+            float(np.mean(blocks.npv_usd[o])), rel=1e-12
+        )
+        assert fields[name]["p90_npv_usd"] == float(np.percentile(blocks.npv_usd[o], 90))
+    varying = [f for f in fields.values() if f["p90_npv_usd"] != f["mean_npv_usd"]]
+    assert varying, "the spread must reach the NPVs"

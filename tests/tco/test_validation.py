@@ -1011,6 +1011,7 @@ def test_top_level_defaults_are_filled_in():
         "workloads",
         "options",
         "simulation",
+        "sizing",
     ]
     assert result["horizon_months"] == 36 and result["hours_per_month"] == 730.0
     assert result["discount_rate"] == 0.0 and result["egress_tb_per_month"] == 0.0

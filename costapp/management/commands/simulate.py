@@ -113,9 +113,32 @@ def render_table(result: dict[str, Any]) -> str:
         for option in result["options"]:
             lines.append(
                 f"  {option['name']}: P10 {_money(option['p10_usd'])}  P50 {_money(option['p50_usd'])}  "
-                f"P90 {_money(option['p90_usd'])}  cheapest on {option['probability_cheapest']:.0%} of paths"
+                f"P90 {_money(option['p90_usd'])}  cheapest on {option['probability_cheapest']:.0%} of paths  "
+                f"NPV mean {_money(option['mean_npv_usd'])}  P90 {_money(option['p90_npv_usd'])}"
             )
+    lines.extend(sizing_lines(result.get("sizing") or []))
     # the top-level warnings hold every option's own, prefixed with its name
     for warning in result.get("warnings", []):
         lines.append(f"warning: {warning}")
     return "\n".join(lines)
+
+
+def sizing_lines(sweeps: list[dict[str, Any]]) -> list[str]:
+    """Each sweep's best size and its objective (scenario format 1.1), after a blank line."""
+    if not sweeps:
+        return []
+    lines = ["", "Sizing:"]
+    for sweep in sweeps:
+        sizes = sweep["candidates"]
+        span = (
+            f"{sizes[0]}-{sizes[-1]} by {sizes[1] - sizes[0]}" if len(sizes) > 1 else f"{sizes[0]}"
+        )
+        where = f"  {sweep['option']}: {sweep['field']} {span} ({len(sizes)} sizes), {sweep['objective']}"
+        if sweep["best"] is None:
+            lines.append(f"{where}: no size qualifies")
+        else:
+            lines.append(
+                f"{where}: best {sweep['best']}, {sweep['objective']} "
+                f"{_money(sweep['best_objective_usd'])} USD"
+            )
+    return lines
