@@ -22,9 +22,9 @@ from .dedicated import DedicatedRates, dedicated_fixed_costs, dedicated_path_cos
 from .errors import FieldError, ScenarioError
 from .finance import ceil_tolerant, discount_factors, trend_factor
 from .on_prem import OnPremRates, on_prem_fixed_costs, on_prem_path_costs, on_prem_rates
+from .types import GpuFigures, GpuTable
 
 Array = NDArray[np.float64]
-GpuFigures = Mapping[str, float | None]
 
 CATEGORIES: tuple[str, ...] = (
     "compute",
@@ -93,7 +93,7 @@ class Plan:
     discount_factors: Array  # (1 + r) ** (−m / 12), shape (H + 1,)
     baseline_index: int
     inputs: dict[str, Any]  # the normalised document with committed_gpus and servers filled
-    gpus: dict[str, dict[str, float | None]]  # figures used, by GPU slug
+    gpus: dict[str, GpuFigures]  # figures used, by GPU slug
 
     @property
     def option_names(self) -> list[str]:
@@ -125,7 +125,7 @@ def _workload_gpu(workload: Mapping[str, Any]) -> str:
     return str(workload["gpu"])
 
 
-def plan_build(inputs: Mapping[str, Any], gpus: Mapping[str, GpuFigures]) -> Plan:
+def plan_build(inputs: Mapping[str, Any], gpus: GpuTable) -> Plan:
     """Build the path-independent plan of a normalised scenario.
 
     Fills the derived defaults (``committed_gpus`` = max ``peak_o``; ``servers`` =
@@ -182,7 +182,7 @@ def plan_build(inputs: Mapping[str, Any], gpus: Mapping[str, GpuFigures]) -> Pla
         discount_factors=discount_factors(float(document["discount_rate"]), horizon),
         baseline_index=baseline_index,
         inputs=document,
-        gpus={slug: dict(gpus[slug]) for slug in dict.fromkeys(used_slugs)},
+        gpus={slug: GpuFigures(**gpus[slug]) for slug in dict.fromkeys(used_slugs)},
     )
 
 

@@ -16,6 +16,7 @@ import numpy as np
 from . import montecarlo
 from . import results as rs
 from .core import CATEGORIES, Futures, OptionPlan, PathCosts, Plan, plan_build, plan_cost
+from .types import GpuTable
 from .validation import normalize
 
 ENGINE_VERSION = "1.0.0"
@@ -26,8 +27,6 @@ BREAK_EVEN_SUBDIVISIONS = 32
 """Points per refinement step of a bracket."""
 BREAK_EVEN_RELATIVE_TOLERANCE = 1e-12
 """Bracket width, relative to ``s``, at which the refinement stops (the contract asks 1e-9)."""
-
-GpuTable = Mapping[str, Mapping[str, float | None]]
 
 MonteCarloRunner = Callable[[Plan, Mapping[str, Any]], dict[str, dict[str, Any]]]
 """Computes the uncertainty fields per option name; :func:`montecarlo.run` does it in this

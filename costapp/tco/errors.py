@@ -12,6 +12,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 
+def join_path(path: str | None, key: str) -> str:
+    """The path of field ``key`` inside ``path``: ``options[2]`` + ``gpu`` -> ``options[2].gpu``."""
+    return key if path is None else f"{path}.{key}"
+
+
+def item_path(path: str, index: int) -> str:
+    """The path of item ``index`` of the list at ``path``: ``options[2]``."""
+    return f"{path}[{index}]"
+
+
 @dataclass(frozen=True)
 class FieldError:
     """One problem in a scenario document.
