@@ -16,7 +16,7 @@ document comes out. Callers outside the engine use the names below and nothing e
 from . import schema
 from .core import Plan, plan_build
 from .engine import ENGINE_VERSION, MonteCarloRunner, simulate, simulate_normalized
-from .errors import FieldError, ScenarioError
+from .errors import FieldError, ScenarioError, escape_text
 from .jsonio import MAX_DOCUMENT_BYTES, loads
 from .montecarlo import (
     block_count,
@@ -64,6 +64,7 @@ __all__ = [
     "block_results_to_payload",
     "blocks_compute",
     "blocks_merge",
+    "escape_text",
     "loads",
     "normalize",
     "plan_build",

@@ -317,4 +317,9 @@ class Rules:
             return self.error(join_path(path, "high"), f"must be ≥ low ({show(v['low'])})")
         if dist == "triangular" and not v["low"] <= v["mode"] <= v["high"]:
             return self.error(join_path(path, "mode"), "must be between low and high")
+        if dist in ("triangular", "uniform") and not math.isfinite(v["high"] - v["low"]):
+            return self.error(
+                join_path(path, "high"),
+                f"is too far from low ({show(v['low'])}): high − low must be a finite number",
+            )
         return {"dist": dist, **v}

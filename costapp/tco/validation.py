@@ -16,6 +16,7 @@ the caller beforehand and passed in as :class:`~.references.CatalogRefs`, are re
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -207,7 +208,14 @@ class Checker(ReferenceRules):
         flops, params, tokens = v["flops_per_run"], v["params_billion"], v["tokens_billion"]
         if flops is None:
             if given(params) and given(tokens):
-                filled["flops_per_run"] = training_flops_per_run(params, tokens)
+                flops = training_flops_per_run(params, tokens)
+                if math.isfinite(flops):
+                    filled["flops_per_run"] = flops
+                else:
+                    filled["flops_per_run"] = self.error(
+                        join_path(path, "flops_per_run"),
+                        "is required: 6 × params_billion × tokens_billion is not a finite number",
+                    )
             elif params is not INVALID and tokens is not INVALID:
                 filled["flops_per_run"] = self.error(
                     join_path(path, "flops_per_run"),
@@ -242,6 +250,12 @@ class Checker(ReferenceRules):
         if params is INVALID or figures is None:
             return
         estimate = estimate_tokens_per_second_per_gpu(params, figures)
+        if estimate is not None and not math.isfinite(estimate):
+            self.error(
+                where, "is too small to estimate tokens_per_second_per_gpu from; give that rate"
+            )
+            filled["tokens_per_second_per_gpu"] = INVALID
+            return
         if estimate is None:
             if params <= 0:
                 self.error(where, "must be > 0 to estimate tokens_per_second_per_gpu")

@@ -509,3 +509,13 @@ def test_a_simulation_without_distributions_repeats_the_documents_values(plan):
             assert_close(
                 fields[name][f"cumulative_p{q}_usd"], np.cumsum(deterministic.monthly_usd[o, 0])
             )
+
+
+def test_the_uncertain_quantities_are_listed_once_and_futures_has_a_field_for_each():
+    from dataclasses import fields
+
+    from costapp.tco import schema
+
+    assert tuple(f.name for f in fields(Futures)) == schema.SIMULATED_QUANTITIES
+    assert mc.DISTRIBUTIONS is schema.SIMULATED_QUANTITIES
+    assert tuple(mc.CLIP_LOW) == schema.SIMULATED_QUANTITIES

@@ -353,7 +353,8 @@ RANGE_CASES = [
     (lambda v: doc(discount_rate=v), "discount_rate", -0.01, "must be ≥ 0"),
     (lambda v: doc(egress_tb_per_month=v), "egress_tb_per_month", -1, "must be ≥ 0"),
     (lambda v: with_workload(gpus=v), "workloads[0].gpus", -1, "must be ≥ 0"),
-    (lambda v: with_workload(start_month=v), "workloads[0].start_month", -1, "must be ≥ 0"),
+    (lambda v: with_workload(start_month=v), "workloads[0].start_month", 0, "must be ≥ 1"),
+    (lambda v: with_workload(end_month=v), "workloads[0].end_month", 0, "must be ≥ 1"),
     (lambda v: cloud(usd_per_gpu_hour=v), "options[0].usd_per_gpu_hour", -0.5, "must be ≥ 0"),
     (lambda v: cloud(egress_usd_per_gb=v), "options[0].egress_usd_per_gb", -0.5, "must be ≥ 0"),
     (
