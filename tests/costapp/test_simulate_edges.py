@@ -44,7 +44,7 @@ def check_outcome(code, stdout, stderr, text, json_mode):
     assert stdout == ""
     lines = stderr.splitlines()
     with pytest.raises(ScenarioError) as caught:
-        scenario_simulate(document=loads(text))
+        scenario_simulate(document=loads(text), gpu_table_fallback=True)
     assert len(lines) == len(caught.value.errors)
     for line in lines:
         assert PROBLEM_LINE.match(line) and line.isprintable(), repr(line)

@@ -39,7 +39,7 @@ class Command(BaseCommand):
         except OSError as exc:
             self._fail(1, escape_text(f"cannot read {options['file']}: {exc.strerror or exc}"))
         try:
-            result = scenario_simulate(document=loads(text))
+            result = scenario_simulate(document=loads(text), gpu_table_fallback=True)
             output = (
                 json.dumps(result, indent=1, allow_nan=False)
                 if options["json"]
