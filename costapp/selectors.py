@@ -16,7 +16,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Protocol
 
-from django.db import connection
+from django.db import DatabaseError, connection
 
 from costapp.tco import (
     CatalogRefs,
@@ -42,7 +42,7 @@ from hardware.models import (
 
 GPU_TABLE_WARNING = (
     "GPU figures come from the GPU table shipped with the project, not from the catalog "
-    "(the catalog holds no GPUs yet)."
+    "(the catalog is not set up or holds no GPUs yet)."
 )
 """The warning a result carries when the command line priced it from the shipped GPU table."""
 
@@ -94,10 +94,16 @@ def engine_gpu_figures(*, table_fallback: bool = False) -> tuple[dict[str, GpuFi
     ``"table"`` (the GPU table shipped with the project).
 
     The table is used only with ``table_fallback`` (the command line's choice, on a checkout
-    whose database is not set up or holds no GPUs yet); a database error propagates.
+    whose database is missing, never migrated or holds no GPUs yet); otherwise a database error
+    propagates, and is never taken for an empty catalog.
     """
     if _database_is_set_up():
-        figures = {gpu.slug: gpu_figures_of(gpu) for gpu in GpuModel.objects.all()}
+        try:
+            figures = {gpu.slug: gpu_figures_of(gpu) for gpu in GpuModel.objects.all()}
+        except DatabaseError:
+            if not table_fallback:
+                raise
+            figures = {}  # a database created but never migrated: the command line's choice
         if figures or not table_fallback:
             return figures, "catalog"
     elif not table_fallback:
