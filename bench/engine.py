@@ -42,9 +42,8 @@ if str(ROOT) not in sys.path:
 import numpy as np  # noqa: E402
 
 from bench.loop import loop_costs  # noqa: E402
+from costapp.tco import Plan, normalize, plan_build  # noqa: E402
 from costapp.tco import montecarlo as mc  # noqa: E402
-from costapp.tco.core import Plan, plan_build  # noqa: E402
-from costapp.tco.validation import normalize  # noqa: E402
 from hardware.gpu_table import engine_figures, read_gpu_table  # noqa: E402
 
 SCENARIO = Path(__file__).resolve().parent / "uncertain-h100-fleet.json"

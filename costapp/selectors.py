@@ -1,19 +1,83 @@
 """Reads for the cost side: catalog rows -> engine inputs.
 
 The engine (``costapp.tco``) never touches the database: the figures and catalog references a
-scenario needs are looked up here and handed to it as plain numbers.
+scenario needs are looked up here and handed to it as plain numbers. This module is the seam:
+catalog rows hold ``Decimal`` money, and the conversion to the engine's shapes (the TypedDicts
+``GpuFigures``, ``OfferTerms``, ``DedicatedQuoteTerms``, ``PurchaseQuoteTerms``, ``EgressTier``
+of ``costapp.tco``, floats) happens here and nowhere else.
+
+A database error is never taken for "not in the catalog": it propagates. Only the command line
+may choose the GPU table shipped with the project instead of the catalog, and the result says so.
 """
 
+from collections.abc import Iterable, Mapping
 from datetime import date
+from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from django.db import DatabaseError, connection
 
-from costapp.tco.validation import CatalogRefs
+from costapp.tco import (
+    CatalogRefs,
+    DedicatedQuoteTerms,
+    EgressTier,
+    GpuFigures,
+    OfferPrices,
+    OfferRef,
+    OfferTerms,
+    PurchaseQuoteTerms,
+    QuoteStanding,
+)
 from hardware import selectors as catalog
+from hardware.gpu_table import read_gpu_table
+from hardware.models import (
+    DedicatedQuote,
+    GpuModel,
+    PurchaseQuote,
+)
+from hardware.models import (
+    EgressTier as EgressTierRow,
+)
 
-GpuFiguresBySlug = dict[str, dict[str, float | None]]
+GPU_TABLE_WARNING = (
+    "GPU figures come from the GPU table shipped with the project, not from the catalog "
+    "(the catalog is not set up or holds no GPUs yet)."
+)
+"""The warning a result carries when the command line priced it from the shipped GPU table."""
+
+
+class _HasGpuFigures(Protocol):
+    """A catalog GPU row or a row of the shipped GPU table."""
+
+    @property
+    def memory_gb(self) -> Decimal | None: ...
+    @property
+    def memory_bandwidth_tb_s(self) -> Decimal | None: ...
+    @property
+    def bf16_dense_tflops(self) -> Decimal | None: ...
+    @property
+    def fp16_dense_tflops(self) -> Decimal | None: ...
+    @property
+    def fp8_dense_tflops(self) -> Decimal | None: ...
+    @property
+    def tf32_dense_tflops(self) -> Decimal | None: ...
+
+
+def _float(value: Decimal | None) -> float | None:
+    return None if value is None else float(value)
+
+
+def gpu_figures_of(row: _HasGpuFigures) -> GpuFigures:
+    """The engine's figures of one GPU row [GB, TB/s, TFLOPS], as floats."""
+    return GpuFigures(
+        memory_gb=_float(row.memory_gb),
+        memory_bandwidth_tb_s=_float(row.memory_bandwidth_tb_s),
+        bf16_dense_tflops=_float(row.bf16_dense_tflops),
+        fp16_dense_tflops=_float(row.fp16_dense_tflops),
+        fp8_dense_tflops=_float(row.fp8_dense_tflops),
+        tf32_dense_tflops=_float(row.tf32_dense_tflops),
+    )
 
 
 def _database_is_set_up() -> bool:
@@ -25,64 +89,156 @@ def _database_is_set_up() -> bool:
     return True
 
 
-def engine_gpu_figures() -> tuple[GpuFiguresBySlug, str]:
+def engine_gpu_figures(*, table_fallback: bool = False) -> tuple[dict[str, GpuFigures], str]:
     """The GPU figures per slug, and where they came from: ``"catalog"`` (the database) or
-    ``"table"`` (the GPU table shipped with the project, when the database is not set up)."""
+    ``"table"`` (the GPU table shipped with the project).
+
+    The table is used only with ``table_fallback`` (the command line's choice, on a checkout
+    whose database is missing, never migrated or holds no GPUs yet); otherwise a database error
+    propagates, and is never taken for an empty catalog.
+    """
     if _database_is_set_up():
         try:
-            figures = catalog.gpu_figures()
+            figures = {gpu.slug: gpu_figures_of(gpu) for gpu in GpuModel.objects.all()}
         except DatabaseError:
-            figures = {}
-        if figures:
+            if not table_fallback:
+                raise
+            figures = {}  # a database created but never migrated: the command line's choice
+        if figures or not table_fallback:
             return figures, "catalog"
-    return catalog.gpu_figures_from_table(), "table"
+    elif not table_fallback:
+        return {}, "catalog"
+    return {row.slug: gpu_figures_of(row) for row in read_gpu_table()}, "table"
 
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def egress_tiers_of(rows: Iterable[EgressTierRow]) -> list[EgressTier]:
+    """A provider's egress tier rows as the engine's tiers, rising, the open-ended tier last."""
+    ordered = sorted(rows, key=lambda t: (t.up_to_tb is None, t.up_to_tb or Decimal(0)))
+    return [
+        EgressTier(up_to_tb=_float(tier.up_to_tb), usd_per_gb=float(tier.usd_per_gb))
+        for tier in ordered
+    ]
+
+
+def _provider_tiers(provider: str) -> list[EgressTier] | None:
+    tiers = egress_tiers_of(EgressTierRow.objects.filter(provider__slug=provider))
+    return tiers or None
+
+
+def offer_terms(*, provider: str, instance: str, region: str) -> OfferTerms | None:
+    """What a scenario's reference to a cloud offer means today, or ``None`` when the offer has
+    no current price in that region."""
+    prices = list(
+        catalog.current_prices().filter(
+            offer__provider__slug=provider,
+            offer__instance_type=instance,
+            region__code=region,
+        )
+    )
+    if not prices:
+        return None
+    offer = prices[0].offer
+    by_billing: dict[str, float] = {p.billing: float(p.usd_per_gpu_hour) for p in prices}
+    return OfferTerms(
+        gpu=offer.gpu.slug,
+        gpu_count=int(offer.gpu_count),
+        usd_per_gpu_hour=OfferPrices(**by_billing),  # type: ignore[typeddict-item]
+        egress_tiers=_provider_tiers(provider),
+    )
+
+
+def _standing(quote: DedicatedQuote | PurchaseQuote) -> QuoteStanding:
+    return QuoteStanding(
+        vendor=quote.vendor,
+        reference=quote.reference,
+        status=quote.status,
+        valid_until=quote.valid_until,
+        is_demo=quote.is_demo,
+    )
+
+
+def dedicated_quote_terms(*, quote_id: int) -> DedicatedQuoteTerms | None:
+    """The engine's terms of a dedicated-server quote (USD per server), or ``None``."""
+    quote = DedicatedQuote.objects.select_related("gpu").filter(pk=quote_id).first()
+    if quote is None:
+        return None
+    return DedicatedQuoteTerms(
+        gpu=quote.gpu.slug,
+        gpus_per_server=int(quote.gpus_per_server),
+        usd_per_server_month=float(quote.usd_per_server_month),
+        setup_usd=float(quote.setup_usd),
+        included_egress_tb=float(quote.included_egress_tb),
+        overage_usd_per_tb=float(quote.overage_usd_per_tb),
+        term_months=quote.term_months,
+        standing=_standing(quote),
+    )
+
+
+def purchase_quote_terms(*, quote_id: int) -> PurchaseQuoteTerms | None:
+    """The engine's terms of a purchase quote (USD and kW per server), or ``None``."""
+    quote = PurchaseQuote.objects.select_related("gpu").filter(pk=quote_id).first()
+    if quote is None:
+        return None
+    return PurchaseQuoteTerms(
+        gpu=quote.gpu.slug,
+        gpus_per_server=int(quote.gpus_per_server),
+        capex_usd_per_server=float(quote.capex_usd_per_server),
+        server_kw=float(quote.server_kw),
+        lead_time_months=int(quote.lead_time_months),
+        support_fraction_per_year=float(quote.support_fraction_per_year),
+        standing=_standing(quote),
+    )
+
+
 def scenario_catalog_refs(document: Any) -> CatalogRefs:
     """Look up every catalog reference a scenario document makes (``offer``, ``quote``,
     ``egress_provider``); references that are malformed or not found are left out, and the
-    engine's validation reports them with their path."""
-    offers: dict[tuple[str, str, str], Any] = {}
-    dedicated: dict[int, Any] = {}
-    purchase: dict[int, Any] = {}
-    egress: dict[str, Any] = {}
+    engine's validation reports them with their path. A database error propagates."""
+    offers: dict[OfferRef, OfferTerms] = {}
+    dedicated: dict[int, DedicatedQuoteTerms] = {}
+    purchase: dict[int, PurchaseQuoteTerms] = {}
+    egress: dict[str, list[EgressTier]] = {}
     options = document.get("options") if isinstance(document, dict) else None
     if not isinstance(options, list) or not _database_is_set_up():
         return CatalogRefs()
-    try:
-        for option in options:
-            if not isinstance(option, dict):
-                continue
-            offer = option.get("offer")
-            if isinstance(offer, dict):
-                key = (offer.get("provider"), offer.get("instance"), offer.get("region"))
-                if all(isinstance(part, str) for part in key) and key not in offers:
-                    found = catalog.offer_reference_resolve(
-                        provider=key[0], instance=key[1], region=key[2]
-                    )
-                    if found is not None:
-                        offers[key] = found  # type: ignore[index]
-            quote = option.get("quote")
-            if _is_int(quote):
-                if option.get("type") == "dedicated" and quote not in dedicated:
-                    found = catalog.dedicated_quote_terms(quote_id=quote)
-                    if found is not None:
-                        dedicated[quote] = found
-                elif option.get("type") == "on_prem" and quote not in purchase:
-                    found = catalog.purchase_quote_terms(quote_id=quote)
-                    if found is not None:
-                        purchase[quote] = found
-            provider = option.get("egress_provider")
-            if isinstance(provider, str) and provider not in egress:
-                tiers = catalog.egress_tiers_for_provider(provider=provider)
-                if tiers is not None:
-                    egress[provider] = tiers
-    except DatabaseError:
-        return CatalogRefs()
+    for option in options:
+        if not isinstance(option, dict):
+            continue
+        offer = option.get("offer")
+        if isinstance(offer, dict):
+            provider, instance, region = (
+                offer.get("provider"),
+                offer.get("instance"),
+                offer.get("region"),
+            )
+            if (
+                isinstance(provider, str)
+                and isinstance(instance, str)
+                and isinstance(region, str)
+                and (provider, instance, region) not in offers
+            ):
+                found = offer_terms(provider=provider, instance=instance, region=region)
+                if found is not None:
+                    offers[(provider, instance, region)] = found
+        quote = option.get("quote")
+        if isinstance(quote, int) and not isinstance(quote, bool):
+            if option.get("type") == "dedicated" and quote not in dedicated:
+                dedicated_found = dedicated_quote_terms(quote_id=quote)
+                if dedicated_found is not None:
+                    dedicated[quote] = dedicated_found
+            elif option.get("type") == "on_prem" and quote not in purchase:
+                purchase_found = purchase_quote_terms(quote_id=quote)
+                if purchase_found is not None:
+                    purchase[quote] = purchase_found
+        egress_provider = option.get("egress_provider")
+        if isinstance(egress_provider, str) and egress_provider not in egress:
+            tiers = _provider_tiers(egress_provider)
+            if tiers is not None:
+                egress[egress_provider] = tiers
     return CatalogRefs(
         offers=offers, dedicated_quotes=dedicated, purchase_quotes=purchase, egress_providers=egress
     )
@@ -94,7 +250,10 @@ def catalog_reference_warnings(*, document: Any, refs: CatalogRefs, today: date)
     options = document.get("options") if isinstance(document, dict) else None
     if not isinstance(options, list):
         return []
-    quotes = {"dedicated": refs.dedicated_quotes, "on_prem": refs.purchase_quotes}
+    quotes: dict[Any, Mapping[int, Mapping[str, Any]]] = {
+        "dedicated": refs.dedicated_quotes,
+        "on_prem": refs.purchase_quotes,
+    }
     warnings: list[str] = []
     for option in options:
         if not isinstance(option, dict) or not _is_int(option.get("quote")):

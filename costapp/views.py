@@ -13,6 +13,7 @@ from costapp import charts
 from costapp.claims import CLAIMS, Claim, claim_get
 from costapp.selectors import engine_gpu_figures
 from costapp.services import scenario_simulate
+from costapp.tco import ScenarioError
 from costapp.tco.curves import cost_curves
 from hardware.selectors import cheapest_current_prices, latest_price_changes, offer_price_history
 
@@ -88,7 +89,11 @@ def _claim_cases(claim: Claim) -> list[dict[str, Any]]:
     if key not in _CLAIM_CASES:
         cases = []
         for case in claim.cases:
-            result = scenario_simulate(document=claim.document(case))
+            try:
+                result = scenario_simulate(document=claim.document(case))
+            except ScenarioError as exc:  # e.g. a catalog without the GPU the claim runs on
+                cases.append({"case": case, "errors": exc.as_dicts()})
+                continue
             curves = cost_curves(result["inputs"], result["gpus"])
             cases.append(
                 {"case": case, "result": result, "charts": charts.result_charts(result, curves)}

@@ -17,14 +17,15 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import demand as dm
+from . import schema
 from .cloud import CloudRates, cloud_fixed_costs, cloud_path_costs, cloud_rates
 from .dedicated import DedicatedRates, dedicated_fixed_costs, dedicated_path_costs, dedicated_rates
 from .errors import FieldError, ScenarioError
 from .finance import ceil_tolerant, discount_factors, trend_factor
 from .on_prem import OnPremRates, on_prem_fixed_costs, on_prem_path_costs, on_prem_rates
+from .types import GpuFigures, GpuTable
 
 Array = NDArray[np.float64]
-GpuFigures = Mapping[str, float | None]
 
 CATEGORIES: tuple[str, ...] = (
     "compute",
@@ -93,7 +94,7 @@ class Plan:
     discount_factors: Array  # (1 + r) ** (−m / 12), shape (H + 1,)
     baseline_index: int
     inputs: dict[str, Any]  # the normalised document with committed_gpus and servers filled
-    gpus: dict[str, dict[str, float | None]]  # figures used, by GPU slug
+    gpus: dict[str, GpuFigures]  # figures used, by GPU slug
 
     @property
     def option_names(self) -> list[str]:
@@ -121,11 +122,36 @@ def _scenario_error(field_path: str, message: str) -> ScenarioError:
     return ScenarioError([FieldError(field_path, message)])
 
 
+TOO_LARGE_MESSAGE = (
+    "its figures are too large (or too small) to compute with: a cost, size or rate is not a "
+    "finite number (check its prices, sizes and financing)"
+)
+"""The problem reported at an option whose costs leave the range of a float."""
+
+
+def _check_demands_finite(demands: Iterable[dm.WorkloadDemand]) -> None:
+    """Demand beyond any float (a huge growth over many months, a denormal rate) is an error at
+    the workload, never a result holding infinities."""
+    errors = [
+        FieldError(
+            f"workloads[{index}]",
+            "its demand is too large to compute: the GPU-hours or GPUs it needs are not finite "
+            "numbers (check its size, growth and rates)",
+        )
+        for index, demand in enumerate(demands)
+        if not (
+            np.all(np.isfinite(demand.busy_gpu_hours)) and np.all(np.isfinite(demand.need_gpus))
+        )
+    ]
+    if errors:
+        raise ScenarioError(errors)
+
+
 def _workload_gpu(workload: Mapping[str, Any]) -> str:
     return str(workload["gpu"])
 
 
-def plan_build(inputs: Mapping[str, Any], gpus: Mapping[str, GpuFigures]) -> Plan:
+def plan_build(inputs: Mapping[str, Any], gpus: GpuTable) -> Plan:
     """Build the path-independent plan of a normalised scenario.
 
     Fills the derived defaults (``committed_gpus`` = max ``peak_o``; ``servers`` =
@@ -139,6 +165,7 @@ def plan_build(inputs: Mapping[str, Any], gpus: Mapping[str, GpuFigures]) -> Pla
     egress_tb = float(document["egress_tb_per_month"])
     workloads = list(document["workloads"])
     demands = [dm.workload_demand(w, gpus[_workload_gpu(w)], horizon, hours) for w in workloads]
+    _check_demands_finite(demands)
     used_slugs = [_workload_gpu(w) for w in workloads] + [
         str(o["gpu"]) for o in document["options"]
     ]
@@ -170,9 +197,21 @@ def plan_build(inputs: Mapping[str, Any], gpus: Mapping[str, GpuFigures]) -> Pla
             )
         busy = dm.sum_over(busy_parts, horizon)
         peak = dm.sum_over(peak_parts, horizon)
-        options.append(
-            _option_plan(index, option, busy, peak, horizon, hours, egress_tb, option_warnings)
-        )
+        if not (np.all(np.isfinite(busy)) and np.all(np.isfinite(peak))):
+            raise _scenario_error(
+                f"options[{index}]",
+                "the work it must do is too large to compute: the GPU-hours or GPUs it needs "
+                "are not finite numbers (check its throughput_factor and GPU)",
+            )
+        try:
+            plan = _option_plan(
+                index, option, busy, peak, horizon, hours, egress_tb, option_warnings
+            )
+        except ScenarioError:
+            raise
+        except (ArithmeticError, ValueError):  # a figure beyond any float (int(inf), exp overflow)
+            raise _scenario_error(f"options[{index}]", TOO_LARGE_MESSAGE) from None
+        options.append(plan)
     baseline_name = document.get("baseline") or document["options"][0]["name"]
     baseline_index = [o.name for o in options].index(baseline_name)
     return Plan(
@@ -182,7 +221,7 @@ def plan_build(inputs: Mapping[str, Any], gpus: Mapping[str, GpuFigures]) -> Pla
         discount_factors=discount_factors(float(document["discount_rate"]), horizon),
         baseline_index=baseline_index,
         inputs=document,
-        gpus={slug: dict(gpus[slug]) for slug in dict.fromkeys(used_slugs)},
+        gpus={slug: GpuFigures(**gpus[slug]) for slug in dict.fromkeys(used_slugs)},
     )
 
 
@@ -360,16 +399,10 @@ def plan_cost(plan: Plan, futures: Futures, n_paths: int, *, categories: bool = 
     that depend on the path; with ``categories`` each category is kept apart as well.
     """
     futures = Futures(
-        demand_multiplier=_check_paths("demand_multiplier", futures.demand_multiplier, n_paths),
-        cloud_price_change_per_year=_check_paths(
-            "cloud_price_change_per_year", futures.cloud_price_change_per_year, n_paths
-        ),
-        usd_per_kwh_multiplier=_check_paths(
-            "usd_per_kwh_multiplier", futures.usd_per_kwh_multiplier, n_paths
-        ),
-        interruption_overhead=_check_paths(
-            "interruption_overhead", futures.interruption_overhead, n_paths
-        ),
+        **{
+            name: _check_paths(name, getattr(futures, name), n_paths)
+            for name in schema.SIMULATED_QUANTITIES
+        }
     )
     horizon = plan.horizon_months
     n_options = len(plan.options)

@@ -17,6 +17,7 @@ import numpy as np
 from . import results as rs
 from .core import Futures, OptionPlan, Plan, plan_build, plan_cost
 from .engine import break_even_scale
+from .types import GpuTable
 
 CURVE_POINTS = 41
 """Evenly spaced scales from 0 to the largest scale shown (break-even scales and 1 are added)."""
@@ -103,7 +104,7 @@ def plan_cost_curves(plan: Plan, *, points: int = CURVE_POINTS) -> dict[str, Any
 
 def cost_curves(
     inputs: Mapping[str, Any],
-    gpus: Mapping[str, Mapping[str, float | None]],
+    gpus: GpuTable,
     *,
     points: int = CURVE_POINTS,
 ) -> dict[str, Any]:

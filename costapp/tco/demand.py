@@ -16,10 +16,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .finance import CEIL_TOLERANCE, ceil_tolerant
+from .types import GpuFigures, gpu_figure
 
 Array = NDArray[np.float64]
-GpuFigures = Mapping[str, float | None]
-
 BYTES_PER_GB = 1e9
 PARAMS_PER_BILLION = 1e9
 TRAINING_BYTES_PER_PARAM = 16.0  # mixed-precision Adam: weights, gradients, optimizer state
@@ -27,6 +26,51 @@ TRAINING_MEMORY_SHARE = 0.9  # 10 % of memory left for activations
 INFERENCE_BYTES_PER_PARAM = 2.0  # fp16 weights
 INFERENCE_MEMORY_OVERHEAD = 1.2  # 20 % for KV cache and activations
 SECONDS_PER_HOUR = 3600.0
+TRAINING_FLOPS_PER_PARAM_TOKEN = 6.0  # forward and backward pass: 6 × N × D FLOP for a run
+TOKENS_PER_BILLION = 1e9
+DECODE_CONCURRENT_SEQUENCES = 32  # sequences decoded at once in the throughput estimate
+DECODE_FLOPS_PER_PARAM_TOKEN = 2.0  # one multiply-add per parameter per generated token
+DECODE_COMPUTE_SHARE = 0.5  # share of peak compute decoding reaches at best
+TFLOPS = 1e12  # FLOP/s per TFLOPS
+BYTES_PER_SECOND_PER_TB_S = 1e12
+
+
+def training_flops_per_run(params_billion: float, tokens_billion: float) -> float:
+    """``6 × N × D`` [FLOP] for ``N = params_billion × 1e9`` parameters and ``D = tokens_billion × 1e9``
+    tokens (the training workload's ``flops_per_run`` when the document gives only the sizes)."""
+    return (
+        TRAINING_FLOPS_PER_PARAM_TOKEN
+        * (params_billion * PARAMS_PER_BILLION)
+        * (tokens_billion * TOKENS_PER_BILLION)
+    )
+
+
+def estimate_tokens_per_second_per_gpu(params_billion: float, figures: GpuFigures) -> float | None:
+    """Decoding throughput of one GPU [tokens/s] for a model of ``params_billion`` parameters.
+
+    Bandwidth-bound decoding at 32 concurrent sequences, capped by half the compute:
+    ``min(32 × bandwidth × 1e12 / (2 × params), 0.5 × bf16_tflops × 1e12 / (2 × params))`` with
+    ``params = params_billion × 1e9``; fp16 TFLOPS stand in where the GPU has no bf16 figure.
+    ``None`` when the GPU has neither a bandwidth nor a compute figure or ``params_billion`` is 0.
+    """
+    params = params_billion * PARAMS_PER_BILLION
+    if params <= 0:
+        return None
+    candidates: list[float] = []
+    bandwidth = figures.get("memory_bandwidth_tb_s")
+    if bandwidth:
+        candidates.append(
+            DECODE_CONCURRENT_SEQUENCES
+            * bandwidth
+            * BYTES_PER_SECOND_PER_TB_S
+            / (DECODE_FLOPS_PER_PARAM_TOKEN * params)
+        )
+    tflops = figures.get("bf16_dense_tflops") or figures.get("fp16_dense_tflops")
+    if tflops:
+        candidates.append(
+            DECODE_COMPUTE_SHARE * tflops * TFLOPS / (DECODE_FLOPS_PER_PARAM_TOKEN * params)
+        )
+    return min(candidates) if candidates else None
 
 
 @dataclass(frozen=True, eq=False)
@@ -195,8 +239,7 @@ def fit_gpus(workload: Mapping[str, Any], option_gpu: GpuFigures) -> float:
 
 def precision_tflops(gpu: GpuFigures, precision: str) -> float | None:
     """Dense TFLOPS of a GPU at a precision (``bf16``, ``fp16``, ``fp8``, ``tf32``), None if it lacks it."""
-    value = gpu.get(f"{precision}_dense_tflops")
-    return None if value is None else float(value)
+    return gpu_figure(gpu, f"{precision}_dense_tflops")
 
 
 def half_precision_tflops(gpu: GpuFigures) -> float | None:

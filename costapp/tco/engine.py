@@ -8,6 +8,7 @@ the Monte Carlo fields when the document asks for paths.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -16,6 +17,8 @@ import numpy as np
 from . import montecarlo, sizing
 from . import results as rs
 from .core import CATEGORIES, Futures, OptionPlan, PathCosts, Plan, plan_build, plan_cost
+from .errors import FieldError, ScenarioError
+from .types import GpuTable
 from .validation import normalize
 
 ENGINE_VERSION = "1.1.0"
@@ -27,7 +30,23 @@ BREAK_EVEN_SUBDIVISIONS = 32
 BREAK_EVEN_RELATIVE_TOLERANCE = 1e-12
 """Bracket width, relative to ``s``, at which the refinement stops (the contract asks 1e-9)."""
 
-GpuTable = Mapping[str, Mapping[str, float | None]]
+DETERMINISTIC_FIGURES = frozenset(
+    {
+        "monthly_usd",
+        "cumulative_usd",
+        "breakdown_usd",
+        "total_usd",
+        "npv_usd",
+        "busy_gpu_hours",
+        "average_utilization",
+        "usd_per_busy_gpu_hour",
+        "shortfall_gpu_hours",
+        "savings_vs_baseline_pct",
+        "break_even_month",
+        "break_even_utilization",
+    }
+)
+"""The figures of an option without a simulation (the others come from the Monte Carlo paths)."""
 
 MonteCarloRunner = Callable[[Plan, Mapping[str, Any]], dict[str, dict[str, Any]]]
 """Computes the uncertainty fields per option name; :func:`montecarlo.run` does it in this
@@ -70,7 +89,25 @@ def simulate_normalized(
     monte_carlo: MonteCarloRunner = montecarlo.run,
     sizing_runner: SizingRunner = sizing.run,
 ) -> dict[str, Any]:
-    """The result document of an already normalised scenario; ``warnings`` are normalisation's."""
+    """The result document of an already normalised scenario; ``warnings`` are normalisation's.
+
+    Raises ``ScenarioError`` when a figure of the result would not be a finite number (values
+    valid one by one whose products leave the range of a float): the result never holds NaN or
+    an infinity.
+    """
+    with np.errstate(all="ignore"):  # non-finite figures are reported below, not warned about
+        result = _result(inputs, gpus, warnings, monte_carlo, sizing_runner)
+    finite_figures_check(result)
+    return result
+
+
+def _result(
+    inputs: Mapping[str, Any],
+    gpus: GpuTable,
+    warnings: Iterable[str],
+    monte_carlo: MonteCarloRunner,
+    sizing_runner: SizingRunner,
+) -> dict[str, Any]:
     plan = plan_build(inputs, gpus)
     costs = plan_cost(plan, Futures(), 1, categories=True)
     options = option_results(plan, costs)
@@ -99,6 +136,42 @@ def simulate_normalized(
     if plan.inputs.get("sizing"):
         result["sizing"] = sizing_runner(plan)
     return result
+
+
+def _non_finite(value: Any) -> bool:
+    """True when ``value`` is or holds a float that is NaN or an infinity."""
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, Mapping):
+        return any(_non_finite(item) for item in value.values())
+    if isinstance(value, list | tuple):
+        return any(_non_finite(item) for item in value)
+    return False
+
+
+def finite_figures_check(result: Mapping[str, Any]) -> None:
+    """Raise ``ScenarioError`` naming every option (``options[i]``) with a figure that is not a
+    finite number, and the figures at fault."""
+    errors: list[FieldError] = []
+    for index, option in enumerate(result["options"]):
+        bad = [name for name, value in option.items() if _non_finite(value)]
+        if not bad:
+            continue
+        verb = "is not a finite number" if len(bad) == 1 else "are not finite numbers"
+        check = "its prices and sizes"
+        if any(name not in DETERMINISTIC_FIGURES for name in bad):
+            check += ", and the simulation's distributions"
+        errors.append(
+            FieldError(
+                f"options[{index}]",
+                f"its figures are too large (or too small) to compute with: {', '.join(bad)} "
+                f"{verb} (check {check})",
+            )
+        )
+    if not errors and _non_finite(result):  # never expected: validation keeps inputs finite
+        errors.append(FieldError(None, "the result holds a figure that is not a finite number"))
+    if errors:
+        raise ScenarioError(errors)
 
 
 def option_results(plan: Plan, costs: PathCosts) -> list[dict[str, Any]]:
@@ -142,7 +215,7 @@ def option_results(plan: Plan, costs: PathCosts) -> list[dict[str, Any]]:
                 "break_even_month": rs.break_even_month(
                     cumulative_all[o], cumulative_all[baseline]
                 ),
-                "break_even_utilization": break_even_utilization(plan, o),
+                "break_even_utilization": break_even_utilization(plan, o, total),
                 "warnings": warnings,
             }
         )
@@ -164,26 +237,29 @@ def _utilization(plan: Plan, option: OptionPlan, busy_gpu_hours: np.ndarray) -> 
     )
 
 
-def break_even_utilization(plan: Plan, index: int) -> float | None:
+def break_even_utilization(plan: Plan, index: int, total_usd: float | None = None) -> float | None:
     """This option's average utilization [dimensionless] at its break-even demand scale.
 
     See :func:`break_even_scale`; None where that scale does not exist.
     """
-    scale = break_even_scale(plan, index)
+    scale = break_even_scale(plan, index, total_usd)
     if scale is None:
         return None
     option = plan.options[index]
     return float(_utilization(plan, option, scale * option.busy_gpu_hours))
 
 
-def break_even_scale(plan: Plan, index: int) -> float | None:
+def break_even_scale(plan: Plan, index: int, total_usd: float | None = None) -> float | None:
     """The smallest demand scale ``s`` [dimensionless], ``0 < s ≤ s_cap``, at which this option's
     ``total_usd`` equals the baseline's.
 
     Scaling every busy by ``s`` is ``Futures(demand_multiplier=s)``; the gap is sampled on a grid
     of ``s`` (one vectorized ``plan_cost``), the first sign change bracketed, and the bracket
-    refined by subdivision to well below 1e-9 relative in ``s``. None for the baseline, for
-    on-demand and spot options, without work or capacity, or when no such ``s`` exists.
+    refined by subdivision to well below 1e-9 relative in ``s``. On the grid, totals within
+    ``1e-9 × max(1, |total_usd|)`` count as equal (``total_usd``: this option's own total at
+    ``s = 1``, computed when not given). None for the baseline, for on-demand and spot options,
+    without work or capacity, or when no such ``s`` exists: that includes totals equal on a whole
+    interval starting at 0 (there is no smallest ``s``) and totals that meet only as ``s`` → 0.
     """
     option = plan.options[index]
     capacity = option.capacity_gpu_hours_per_month
@@ -200,8 +276,15 @@ def break_even_scale(plan: Plan, index: int) -> float | None:
         costs = plan_cost(pair, Futures(demand_multiplier=scales), len(scales))
         return np.asarray(costs.total_usd[0] - costs.total_usd[1], dtype=np.float64)
 
+    if total_usd is None:
+        total_usd = float(plan_cost(pair, Futures(), 1).total_usd[0, 0])
+    tolerance = rs.equal_tolerance_usd(total_usd)
     grid = s_cap * np.linspace(0.0, 1.0, BREAK_EVEN_GRID_POINTS + 1)
-    found = rs.first_root(grid, gap(grid))
+    grid_gap = gap(grid)
+    grid_gap[np.abs(grid_gap) <= tolerance] = 0.0
+    if grid_gap[0] == 0.0 and grid_gap[1] == 0.0:
+        return None  # equal on a whole interval starting at 0: no smallest s
+    found = rs.first_root(grid, grid_gap)
     if found is None or not isinstance(found, tuple):
         return found
     low, high = found

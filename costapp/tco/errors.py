@@ -8,8 +8,43 @@ one ``path: message`` line per problem and the API can answer
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
+
+_ESCAPED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+"""Control and format characters, lone surrogates, unassigned code points, line separators."""
+
+
+def escape_text(text: str) -> str:
+    r"""``text`` on one line: every control or format character, line or paragraph separator and
+    lone surrogate written as an escape (a newline becomes ``\x0a``, U+2028 ``\u2028``).
+
+    Printable text comes back unchanged, so escaping twice changes nothing.
+    """
+    if text.isprintable():
+        return text
+    out: list[str] = []
+    for char in text:
+        if char == " " or unicodedata.category(char) not in _ESCAPED_CATEGORIES:
+            out.append(char)
+        elif ord(char) < 0x100:
+            out.append(f"\\x{ord(char):02x}")
+        elif ord(char) < 0x10000:
+            out.append(f"\\u{ord(char):04x}")
+        else:
+            out.append(f"\\U{ord(char):08x}")
+    return "".join(out)
+
+
+def join_path(path: str | None, key: str) -> str:
+    """The path of field ``key`` inside ``path``: ``options[2]`` + ``gpu`` -> ``options[2].gpu``."""
+    return key if path is None else f"{path}.{key}"
+
+
+def item_path(path: str, index: int) -> str:
+    """The path of item ``index`` of the list at ``path``: ``options[2]``."""
+    return f"{path}[{index}]"
 
 
 @dataclass(frozen=True)
@@ -23,6 +58,12 @@ class FieldError:
 
     field: str | None
     message: str
+
+    def __post_init__(self) -> None:
+        """Keys and values quoted from a document are escaped: a problem is always one line."""
+        if self.field is not None:
+            object.__setattr__(self, "field", escape_text(self.field))
+        object.__setattr__(self, "message", escape_text(self.message))
 
     def __str__(self) -> str:
         """``path: message``, or the message alone for a whole-document problem."""

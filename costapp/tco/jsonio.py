@@ -12,10 +12,17 @@ import json
 import math
 from typing import Any
 
-from .errors import FieldError, ScenarioError
+from .errors import FieldError, ScenarioError, item_path, join_path
 
 MAX_DOCUMENT_BYTES = 1_000_000
 """The largest scenario document accepted, in bytes of UTF-8 JSON."""
+
+
+def document_size_error(size: int) -> FieldError | None:
+    """The whole-document problem of a document of ``size`` bytes, or ``None`` within the limit."""
+    if size > MAX_DOCUMENT_BYTES:
+        return FieldError(None, f"the document is {size} bytes; at most 1 000 000 bytes of JSON")
+    return None
 
 
 class _NonFinite:
@@ -46,18 +53,16 @@ def _parse_float(text: str) -> float | _NonFinite:
     return value if math.isfinite(value) else _NonFinite(text)
 
 
-def _join(path: str | None, key: str) -> str:
-    return key if path is None else f"{path}.{key}"
-
-
 def _clean(value: Any, path: str | None, errors: list[FieldError]) -> Any:
     """Plain dicts and lists in place of the parser's markers; problems appended to ``errors``."""
     if isinstance(value, _Object):
         for key in value.duplicates:
             errors.append(FieldError(path, f'duplicate key "{key}"'))
-        return {key: _clean(item, _join(path, key), errors) for key, item in value.items()}
+        return {key: _clean(item, join_path(path, key), errors) for key, item in value.items()}
     if isinstance(value, list):
-        return [_clean(item, f"{path or ''}[{index}]", errors) for index, item in enumerate(value)]
+        return [
+            _clean(item, item_path(path or "", index), errors) for index, item in enumerate(value)
+        ]
     if isinstance(value, _NonFinite):
         errors.append(FieldError(path, f"must be a finite number, not {value.text}"))
         return None
@@ -78,10 +83,9 @@ def loads(text: str | bytes) -> Any:
         size = len(text)
     else:
         size = len(text.encode("utf-8", "surrogatepass"))
-    if size > MAX_DOCUMENT_BYTES:
-        raise ScenarioError(
-            [FieldError(None, f"the document is {size} bytes; at most 1 000 000 bytes of JSON")]
-        )
+    too_large = document_size_error(size)
+    if too_large is not None:
+        raise ScenarioError([too_large])
     if isinstance(text, bytes | bytearray):
         try:
             text = bytes(text).decode("utf-8-sig")

@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from . import schema
 from .core import Futures, Plan, plan_cost
 
 Array = NDArray[np.float64]
@@ -54,20 +55,10 @@ CUMULATIVE_PATHS = 10_000
 PERCENTILES = (10.0, 50.0, 90.0)
 """The percentiles reported, linear interpolation (numpy's default method)."""
 
-DISTRIBUTIONS: tuple[str, ...] = (
-    "demand_multiplier",
-    "cloud_price_change_per_year",
-    "usd_per_kwh_multiplier",
-    "interruption_overhead",
-)
+DISTRIBUTIONS: tuple[str, ...] = schema.SIMULATED_QUANTITIES
 """The uncertain inputs, in the fixed order that numbers their random streams."""
 
-CLIP_LOW: Mapping[str, float] = {
-    "demand_multiplier": 0.0,
-    "cloud_price_change_per_year": -0.99,
-    "usd_per_kwh_multiplier": 0.0,
-    "interruption_overhead": 0.0,
-}
+CLIP_LOW: Mapping[str, float] = schema.SIMULATED_CLIP_LOW
 """Lower bound each drawn value is clipped to (the contract's "clipped at ≥ …")."""
 
 

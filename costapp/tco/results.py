@@ -19,17 +19,29 @@ def cumulative_usd(monthly_usd: Array) -> Array:
     return np.cumsum(monthly_usd, axis=-1)
 
 
+EQUAL_TOLERANCE = 1e-9
+"""Two money figures within ``1e-9 × max(1, |reference|)`` of each other count as equal."""
+
+
+def equal_tolerance_usd(reference_usd: float) -> float:
+    """``1e-9 × max(1, |reference_usd|)`` [USD]: a smaller gap is float noise."""
+    return EQUAL_TOLERANCE * max(1.0, abs(float(reference_usd)))
+
+
 def break_even_month(cumulative: Array, baseline_cumulative: Array) -> float | None:
     """Simple payback [months] on nominal cumulative cost, both arrays ``(H + 1,)`` [USD].
 
     With ``d[k] = cumulative[k] − baseline_cumulative[k]``: 0 if ``d[k] ≤ 0`` for every ``k``; None
     if ``d[H] > 0``; else ``k + d[k] / (d[k] − d[k + 1])`` for the last ``k`` with ``d[k] > 0``.
+    ``d[k] > 0`` means more than ``1e-9 × max(1, |baseline_cumulative[H]|)``: a smaller gap is
+    float noise and counts as 0.
     """
-    d = np.asarray(cumulative, dtype=np.float64) - np.asarray(baseline_cumulative, dtype=np.float64)
-    positive = np.flatnonzero(d > 0.0)
+    baseline = np.asarray(baseline_cumulative, dtype=np.float64)
+    d = np.asarray(cumulative, dtype=np.float64) - baseline
+    positive = np.flatnonzero(d > equal_tolerance_usd(baseline[-1]))
     if positive.size == 0:
         return 0.0
-    if d[-1] > 0.0:
+    if positive[-1] == d.size - 1:
         return None
     k = int(positive[-1])
     return float(k + d[k] / (d[k] - d[k + 1]))

@@ -101,8 +101,8 @@ WORKLOAD_COMMON_FIELDS: Final[Mapping[str, FieldSpec]] = {
     "type": _choice(None, *WORKLOAD_TYPES, required=True),
     "name": FieldSpec("text", required=True),
     "gpu": FieldSpec("text", DEFAULT_GPU),
-    "start_month": _whole(1),
-    "end_month": _whole(),  # default: horizon_months (and cut to it)
+    "start_month": _whole(1, low=1),
+    "end_month": _whole(low=1),  # default: horizon_months (and cut to it)
     "monthly_growth": _number(0.0, low=-1, low_open=True),
 }
 
@@ -266,7 +266,18 @@ SIMULATED_QUANTITIES: Final = (
     "usd_per_kwh_multiplier",
     "interruption_overhead",
 )
-"""The distributions a ``simulation`` may give, in the order they appear when normalised."""
+"""The uncertain quantities a ``simulation`` may give a distribution for: the one list of them.
+
+The order is the order they appear in when normalised and the order that numbers their random
+streams (:mod:`.montecarlo`); :class:`~.core.Futures` has one field for each, in this order."""
+
+SIMULATED_CLIP_LOW: Final[Mapping[str, float]] = {
+    "demand_multiplier": 0.0,
+    "cloud_price_change_per_year": -0.99,
+    "usd_per_kwh_multiplier": 0.0,
+    "interruption_overhead": 0.0,
+}
+"""Lower bound each drawn value is clipped to (the contract's "clipped at ≥ …")."""
 
 DISTRIBUTION_FIELDS: Final[Mapping[str, Mapping[str, FieldSpec]]] = {
     "triangular": {

@@ -96,7 +96,7 @@ def test_an_offers_price_history_page_has_the_chart_json_and_its_table(client, c
     assert client.get("/offers/999999/").status_code == 404
 
 
-def test_a_claim_page_shows_the_arithmetic_key_figures_and_charts(client):
+def test_a_claim_page_shows_the_arithmetic_key_figures_and_charts(client, catalog_gpus):
     client.force_login(get_user_model().objects.create_user("ana"))
     response = client.get("/claims/dedicated-saves-half/")
     assert response.status_code == 200
@@ -185,3 +185,13 @@ def test_a_claim_page_is_computed_again_when_the_gpu_figures_change(client, cata
     serving = response.context["cases"][0]["result"]
     l4_option = next(o for o in serving["options"] if o["gpu"] == "l4")
     assert l4_option["provisioned_gpus"] == 2
+
+
+def test_a_claim_page_on_a_catalog_without_its_gpu_says_so_instead_of_failing(client, db):
+    # No catalog loaded: the page names the problem for each case, with the engine's paths.
+    client.force_login(get_user_model().objects.create_user("ana"))
+    response = client.get("/claims/dedicated-saves-half/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "cannot be priced with the catalog as it stands" in html
+    assert "unknown GPU" in html

@@ -528,3 +528,13 @@ def test_mean_npv_is_one_running_sum_in_path_order_and_p90_npv_numpys_percentile
         assert fields[name]["p90_npv_usd"] == float(np.percentile(blocks.npv_usd[o], 90))
     varying = [f for f in fields.values() if f["p90_npv_usd"] != f["mean_npv_usd"]]
     assert varying, "the spread must reach the NPVs"
+
+
+def test_the_uncertain_quantities_are_listed_once_and_futures_has_a_field_for_each():
+    from dataclasses import fields
+
+    from costapp.tco import schema
+
+    assert tuple(f.name for f in fields(Futures)) == schema.SIMULATED_QUANTITIES
+    assert mc.DISTRIBUTIONS is schema.SIMULATED_QUANTITIES
+    assert tuple(mc.CLIP_LOW) == schema.SIMULATED_QUANTITIES

@@ -1,10 +1,12 @@
 """``python manage.py simulate FILE.json [--json]``: price a scenario document and print the result.
 
 Exit codes: 0 success; 2 an invalid document (one ``path: message`` line per problem on stderr,
-nothing on stdout); 1 any other failure.
+nothing on stdout; text quoted from the document is escaped, so a problem is always one line);
+1 any other failure (a file that cannot be read, a fault of the program).
 """
 
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,8 +14,7 @@ from typing import Any
 from django.core.management.base import BaseCommand
 
 from costapp.services import scenario_simulate
-from costapp.tco import jsonio
-from costapp.tco.errors import ScenarioError
+from costapp.tco import ScenarioError, escape_text, loads
 
 
 class Command(BaseCommand):
@@ -36,29 +37,36 @@ class Command(BaseCommand):
                 else Path(options["file"]).read_bytes()
             )
         except OSError as exc:
-            self._fail(1, f"cannot read {options['file']}: {exc.strerror or exc}")
+            self._fail(1, escape_text(f"cannot read {options['file']}: {exc.strerror or exc}"))
         try:
-            result = scenario_simulate(document=jsonio.loads(text))
+            result = scenario_simulate(document=loads(text), gpu_table_fallback=True)
+            output = (
+                json.dumps(result, indent=1, allow_nan=False)
+                if options["json"]
+                else render_table(result)
+            )
         except ScenarioError as exc:
             self._fail(2, "\n".join(f"{e.field or '(document)'}: {e.message}" for e in exc.errors))
         except Exception as exc:  # anything else is a failure of the run, not of the document
-            self._fail(1, f"simulation failed: {type(exc).__name__}: {exc}")
-        if options["json"]:
-            self.stdout.write(json.dumps(result, indent=1, allow_nan=False))
-        else:
-            self.stdout.write(render_table(result))
+            self._fail(1, escape_text(f"simulation failed: {type(exc).__name__}: {exc}"))
+        self.stdout.write(output)
 
     def _fail(self, code: int, message: str) -> None:
         self.stderr.write(message, ending="\n")
         sys.exit(code)
 
 
+def _text(value: Any) -> str:
+    """A name or a warning on one line, printable whatever the document held."""
+    return escape_text(str(value))
+
+
 def _money(value: float | None) -> str:
-    return "-" if value is None else f"{value:,.0f}"
+    return "-" if value is None or not math.isfinite(value) else f"{value:,.0f}"
 
 
 def _number(value: float | None, spec: str) -> str:
-    return "-" if value is None else format(value, spec)
+    return "-" if value is None or not math.isfinite(value) else format(value, spec)
 
 
 def render_table(result: dict[str, Any]) -> str:
@@ -79,9 +87,9 @@ def render_table(result: dict[str, Any]) -> str:
     for option in result["options"]:
         rows.append(
             [
-                option["name"],
+                _text(option["name"]),
                 option["type"],
-                option["gpu"],
+                _text(option["gpu"]),
                 _money(option["total_usd"]),
                 _money(option["npv_usd"]),
                 _number(option["usd_per_busy_gpu_hour"], ".2f"),
@@ -92,7 +100,7 @@ def render_table(result: dict[str, Any]) -> str:
             ]
         )
     widths = [max(len(str(r[i])) for r in [headers, *rows]) for i in range(len(headers))]
-    lines = [result["name"], ""]
+    lines = [_text(result["name"]), ""]
     for i, row in enumerate([headers, *rows]):
         cells = [
             str(c).ljust(w) if j < 3 else str(c).rjust(w)
@@ -102,9 +110,8 @@ def render_table(result: dict[str, Any]) -> str:
         if i == 0:
             lines.append("  ".join("-" * w for w in widths))
     lines.append("")
-    lines.append(
-        f"cheapest: {result['cheapest'] or 'none feasible'}   baseline: {result['baseline']}"
-    )
+    cheapest = "none feasible" if result["cheapest"] is None else _text(result["cheapest"])
+    lines.append(f"cheapest: {cheapest}   baseline: {_text(result['baseline'])}")
     if "simulation" in result:
         lines.append("")
         lines.append(
@@ -112,14 +119,15 @@ def render_table(result: dict[str, Any]) -> str:
         )
         for option in result["options"]:
             lines.append(
-                f"  {option['name']}: P10 {_money(option['p10_usd'])}  P50 {_money(option['p50_usd'])}  "
-                f"P90 {_money(option['p90_usd'])}  cheapest on {option['probability_cheapest']:.0%} of paths  "
+                f"  {_text(option['name'])}: P10 {_money(option['p10_usd'])}  "
+                f"P50 {_money(option['p50_usd'])}  P90 {_money(option['p90_usd'])}  "
+                f"cheapest on {_number(option['probability_cheapest'], '.0%')} of paths  "
                 f"NPV mean {_money(option['mean_npv_usd'])}  P90 {_money(option['p90_npv_usd'])}"
             )
     lines.extend(sizing_lines(result.get("sizing") or []))
     # the top-level warnings hold every option's own, prefixed with its name
     for warning in result.get("warnings", []):
-        lines.append(f"warning: {warning}")
+        lines.append(f"warning: {_text(warning)}")
     return "\n".join(lines)
 
 
@@ -133,7 +141,7 @@ def sizing_lines(sweeps: list[dict[str, Any]]) -> list[str]:
         span = (
             f"{sizes[0]}-{sizes[-1]} by {sizes[1] - sizes[0]}" if len(sizes) > 1 else f"{sizes[0]}"
         )
-        where = f"  {sweep['option']}: {sweep['field']} {span} ({len(sizes)} sizes), {sweep['objective']}"
+        where = f"  {_text(sweep['option'])}: {sweep['field']} {span} ({len(sizes)} sizes), {sweep['objective']}"
         if sweep["best"] is None:
             lines.append(f"{where}: no size qualifies")
         else:
