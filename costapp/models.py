@@ -101,13 +101,17 @@ class SimulationRun(models.Model):
     attempts = models.PositiveIntegerField(
         default=0, help_text="times a worker started (or restarted) the run"
     )
-    blocks_total = models.PositiveIntegerField(default=0, help_text="block tasks the run needs")
+    units = ExactJSONField(
+        default=list,
+        help_text="the block tasks of the run, fixed when it is created: [kind, unit, blocks]",
+    )
     created = models.DateTimeField(auto_now_add=True)
     started = models.DateTimeField(null=True, blank=True)
     finished = models.DateTimeField(null=True, blank=True)
     heartbeat = models.DateTimeField(
-        null=True, blank=True, help_text="last sign of life: start, a block landing"
+        null=True, blank=True, help_text="last sign of life: start, a block landing, the merge"
     )
+    merge_started = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created", "-id"]

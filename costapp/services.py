@@ -214,10 +214,11 @@ joins by adding an entry: the run task fans its units out with the Monte Carlo o
 counts them, and the merge hands their runner to the engine."""
 
 
-def run_units(*, inputs: Mapping[str, Any]) -> list[tuple[str, int, list[int]]]:
-    """Every block task of a run: ``(kind, unit, block indices)``, in a fixed order."""
+def run_units(*, inputs: Mapping[str, Any]) -> list[list[Any]]:
+    """Every block task of a run: ``[kind, unit, block indices]``, in a fixed order. A run keeps
+    this list from its creation, so workers configured differently still agree on it."""
     return [
-        (kind, unit, blocks)
+        [kind, unit, blocks]
         for kind, spec in BLOCK_KINDS.items()
         for unit, blocks in enumerate(spec.units(inputs))
     ]
@@ -343,7 +344,7 @@ def run_create(
         catalog_warnings=frozen.catalog_warnings,
         inputs_copied_from=frozen.copied_from,
         engine_version=ENGINE_VERSION,
-        blocks_total=len(run_units(inputs=frozen.inputs)),
+        units=run_units(inputs=frozen.inputs),
     )
     from costapp.tasks import run_execute_task
 
@@ -407,11 +408,7 @@ def run_execute(*, run_id: int) -> None:
         run.heartbeat = now
         run.save(update_fields=["status", "attempts", "started", "heartbeat"])
         done = set(run.blocks.values_list("kind", "unit"))
-    try:
-        units = run_units(inputs=run.inputs)
-    except Exception as exc:
-        run_fail(run_id=run_id, error=f"planning the run failed: {type(exc).__name__}: {exc}")
-        return
+    units = run.units
     missing = [(kind, unit) for kind, unit, _blocks in units if (kind, unit) not in done]
     logger.info(
         "run %s: attempt %s, %s of %s block tasks to publish",
@@ -432,14 +429,14 @@ def run_execute(*, run_id: int) -> None:
 def run_block_execute(*, run_id: int, kind: str, unit: int) -> None:
     """A block task: compute one unit of a running run (unless already stored), store it, write
     the progress; the task that lands the last unit publishes the merge."""
-    run = SimulationRun.objects.filter(pk=run_id).only("status", "inputs", "gpus").first()
+    run = SimulationRun.objects.filter(pk=run_id).only("status", "inputs", "gpus", "units").first()
     if run is None or run.status != Status.RUNNING:
         logger.info("run %s %s unit %s: skipped (run not running)", run_id, kind, unit)
         return
     payload: bytes | None = None
     if not RunBlock.objects.filter(run_id=run_id, kind=kind, unit=unit).exists():
         try:
-            units = {(k, u): blocks for k, u, blocks in run_units(inputs=run.inputs)}
+            units = {(k, u): blocks for k, u, blocks in run.units}
             plan = plan_build(run.inputs, run.gpus)
             payload = BLOCK_KINDS[kind].compute(plan, run.inputs, units[(kind, unit)])
         except Exception as exc:
@@ -456,11 +453,11 @@ def run_block_execute(*, run_id: int, kind: str, unit: int) -> None:
                 ignore_conflicts=True,
             )
         done = locked.blocks.count()
-        total = max(1, locked.blocks_total)
-        locked.progress = max(locked.progress, min(99, math.floor(100 * done / total)))
+        total = len(locked.units)
+        locked.progress = max(locked.progress, min(99, math.floor(100 * done / max(1, total))))
         locked.heartbeat = timezone.now()
         locked.save(update_fields=["progress", "heartbeat"])
-        complete = done >= locked.blocks_total
+        complete = done >= total
     logger.info("run %s %s unit %s: stored, %s of %s", run_id, kind, unit, done, total)
     if complete:
         from costapp.tasks import run_merge_task
@@ -479,20 +476,45 @@ def _monthly_breakdown(plan: Plan) -> dict[str, dict[str, list[float]]]:
     }
 
 
+def _merge_claim(run_id: int) -> bool:
+    """Claim a running run's merge: False when another merge started less than a task's time
+    limit ago (it is under way; a dead merger's message comes back after the visibility timeout,
+    later than that, and may then claim it)."""
+    with transaction.atomic():
+        run = _locked(run_id)
+        if run is None or run.status != Status.RUNNING:
+            logger.info("run %s: merge skipped (run not running)", run_id)
+            return False
+        now = timezone.now()
+        recent = now - timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT)
+        if run.merge_started is not None and run.merge_started > recent:
+            logger.info("run %s: merge skipped (one is under way)", run_id)
+            return False
+        run.merge_started = now
+        run.heartbeat = now
+        run.save(update_fields=["merge_started", "heartbeat"])
+        return True
+
+
 def run_merge(*, run_id: int) -> None:
     """The merge task: put a running run's blocks together and finish it (once)."""
     run = SimulationRun.objects.filter(pk=run_id).first()
     if run is None or run.status != Status.RUNNING:
         logger.info("run %s: merge skipped (run not running)", run_id)
         return
-    units = run_units(inputs=run.inputs)
+    units = run.units
+    stored_units = set(run.blocks.values_list("kind", "unit"))
+    if any((kind, unit) not in stored_units for kind, unit, _blocks in units):
+        logger.info(
+            "run %s: merge waits, %s of %s units stored", run_id, len(stored_units), len(units)
+        )
+        return
+    if not _merge_claim(run_id):
+        return
     stored = {
         (kind, unit): bytes(payload)
         for kind, unit, payload in run.blocks.values_list("kind", "unit", "payload")
     }
-    if any((kind, unit) not in stored for kind, unit, _blocks in units):
-        logger.info("run %s: merge waits, %s of %s units stored", run_id, len(stored), len(units))
-        return
     try:
         runners = {
             spec.engine_keyword: spec.runner(

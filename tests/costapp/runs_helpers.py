@@ -1,7 +1,6 @@
 """Helpers shared by the scenario and run tests."""
 
 import json
-import time
 from pathlib import Path
 
 from django.contrib.auth.models import Group, User
@@ -22,7 +21,7 @@ def scenario_document(name: str = "uncertain-h100-fleet", **simulation) -> dict:
 def analyst(username: str) -> User:
     """A user in the analyst group."""
     user = User.objects.create_user(username=username, password="pw-" + username)
-    user.groups.add(Group.objects.get(name=ANALYST))
+    user.groups.add(Group.objects.get_or_create(name=ANALYST)[0])  # flushed by transactional tests
     return user
 
 
@@ -33,19 +32,3 @@ def post_json(client, url: str, body, **extra):
         content_type="application/json",
         **extra,
     )
-
-
-def wait_for_run(
-    client, run_url: str, *, timeout_s: float = 120, until=("succeeded", "failed", "cancelled")
-):
-    """Poll a run until its status is one of ``until``; the run body and the progress values seen."""
-    seen = []
-    deadline = time.monotonic() + timeout_s
-    while True:
-        body = client.get(run_url).json()
-        seen.append(body["progress"])
-        if body["status"] in until:
-            return body, seen
-        if time.monotonic() > deadline:
-            raise AssertionError(f"run still {body['status']} after {timeout_s} s: {body}")
-        time.sleep(0.05)

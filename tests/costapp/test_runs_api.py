@@ -259,7 +259,7 @@ def test_an_engine_failure_ends_the_run_failed_with_the_message(
         document_sha256=stored.document_sha256,
         inputs=stored.inputs,
         gpus={},
-        blocks_total=1,
+        units=[["montecarlo", 0, [0]]],
     )
     services.run_execute(run_id=broken.id)
     response = client.get(f"/api/v1/runs/{broken.id}/")
