@@ -661,5 +661,10 @@ def simulate_at_once(*, document: Any) -> dict[str, Any]:
     :data:`SIMULATE_MAX_PATHS` paths or :data:`SIMULATE_MAX_SIZING_WORK` sizing candidate-paths."""
     problems = _at_once_problems(document)
     if problems:
+        try:
+            scenario_document_check(document=document)
+        except ScenarioError as exc:  # every problem at once, the document's first
+            named = {error.field for error in exc.errors}
+            problems = exc.errors + [p for p in problems if p.field not in named]
         raise ScenarioError(problems)
     return scenario_simulate(document=document)

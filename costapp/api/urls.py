@@ -15,7 +15,7 @@ urlpatterns = [
         "runs/<int:pk>/monthly.csv",
         views.RunViewSet.as_view(
             {"get": "monthly_csv"},
-            renderer_classes=[views.renderers.JSONRenderer, views.CSVRenderer],
+            renderer_classes=[views.EscapedJSONRenderer, views.CSVRenderer],
         ),
         name="run-monthly-csv-file",
     ),

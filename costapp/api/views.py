@@ -29,6 +29,16 @@ from costapp.models import Scenario, SimulationRun
 from costapp.tco.errors import ScenarioError
 
 
+class EscapedJSONRenderer(renderers.JSONRenderer):
+    """JSON with every non-ASCII character escaped: a document may hold any string, a lone
+    surrogate included, and still reads back exactly."""
+
+    ensure_ascii = True
+
+
+JSON_RENDERERS = [EscapedJSONRenderer, renderers.BrowsableAPIRenderer]
+
+
 class Conflict(APIException):
     status_code = status.HTTP_409_CONFLICT
     default_detail = "The request conflicts with the current state of the resource."
@@ -53,6 +63,7 @@ class ScenarioViewSet(viewsets.ModelViewSet):
 
     serializer_class = ScenarioSerializer
     permission_classes = [AnalystPermission]
+    renderer_classes = JSON_RENDERERS
     parser_classes = [StrictJSONParser]
 
     def get_queryset(self) -> Any:
@@ -122,6 +133,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
 
     serializer_class = RunSerializer
     permission_classes = [AnalystPermission]
+    renderer_classes = JSON_RENDERERS
     filterset_class = RunFilterSet
 
     def get_queryset(self) -> Any:
@@ -143,7 +155,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         methods=["get"],
         url_path="monthly.csv",
         url_name="monthly-csv",
-        renderer_classes=[renderers.JSONRenderer, CSVRenderer],
+        renderer_classes=[EscapedJSONRenderer, CSVRenderer],
     )
     def monthly_csv(self, request: Request, pk: Any = None) -> HttpResponse:
         """One row per option and month 0 … H: the cost categories, total and cumulative [USD]."""
@@ -164,6 +176,7 @@ class SimulateView(APIView):
 
     permission_classes = [AnalystPermission]
     parser_classes = [DocumentJSONParser]
+    renderer_classes = JSON_RENDERERS
 
     @extend_schema(request=dict, responses={200: dict})
     def post(self, request: Request) -> Response:
