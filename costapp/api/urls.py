@@ -10,14 +10,14 @@ router.register("scenarios", views.ScenarioViewSet, basename="scenario")
 router.register("runs", views.RunViewSet, basename="run")
 
 urlpatterns = [
-    # docs/api.md names the CSV without a trailing slash
+    # docs/api.md names the CSV without a trailing slash (so it is no router action)
     path(
         "runs/<int:pk>/monthly.csv",
         views.RunViewSet.as_view(
             {"get": "monthly_csv"},
             renderer_classes=[views.EscapedJSONRenderer, views.CSVRenderer],
         ),
-        name="run-monthly-csv-file",
+        name="run-monthly-csv",
     ),
     path("simulate/", views.SimulateView.as_view(), name="simulate"),
     *router.urls,

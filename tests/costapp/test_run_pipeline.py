@@ -133,3 +133,16 @@ def test_a_rerun_after_the_document_changed_freezes_it_anew(finished_run):
     assert run.inputs_copied_from is None and (run.seed, run.paths) == (8, 1_000)
     expected = services.scenario_simulate(document=scenario_document(paths=1_000, seed=8))
     assert json.dumps(run.result) == json.dumps(expected)
+
+
+def test_beat_requeues_runs_and_tasks_end_before_the_visibility_timeout():
+    from django.conf import settings
+
+    app.loader.import_default_modules()  # what a worker or beat does at start
+    entry = settings.CELERY_BEAT_SCHEDULE["runs-requeue-stale"]
+    assert entry["task"] in app.tasks
+    visibility = app.conf.broker_transport_options["visibility_timeout"]
+    assert app.conf.task_soft_time_limit < app.conf.task_time_limit < visibility
+    assert app.conf.worker_prefetch_multiplier == 1 and app.conf.task_acks_late
+    for name in ("costapp.run_execute", "costapp.run_block", "costapp.run_merge"):
+        assert app.tasks[name].acks_late, name
