@@ -10,10 +10,12 @@ are this benchmark's alone), else ``REDIS_URL``. Numeric libraries run on one th
 
 Prints, for each worker count, the median wall time of ``REPEATS`` runs (after a warm-up), the
 CPU time of the workers and of this process over those runs, and checks the results equal the
-in-process engine's bit for bit; then the speed-up of 2 workers over 1, the overhead of 1 worker
-over the in-process engine (``services.scenario_simulate``, median of ``REPEATS``), and the bytes
-that travel through Redis per block task (Redis's own ``total_net_input_bytes`` and
-``total_net_output_bytes``) and through PostgreSQL per block (the stored block results).
+in-process engine's bit for bit, and the time spent queued, in block tasks and in the merge (from
+the run's row); then the speed-up of 2 workers over 1, the overhead of 1 worker over the
+in-process engine (``services.scenario_simulate``, median of ``REPEATS``), and the bytes that
+travel through Redis per block task and per block (Redis's own ``total_net_input_bytes`` and
+``total_net_output_bytes``: task messages, and the block results written once and read once by
+the merge).
 Targets: 2 workers ≥ 1.8 × one; one worker ≤ 1.5 × the in-process time + 1 s.
 """
 
@@ -308,8 +310,9 @@ def _bench(env: dict[str, str], workdir: Path, repeats: int, redis_url: str) -> 
             f"  through Redis: {traffic / repeats / 1e3:,.1f} kB per run, "
             f"{traffic / repeats / units / 1e3:,.2f} kB per block task ({units} tasks of "
             f"{blocks // units} blocks), {traffic / repeats / blocks / 1e3:,.2f} kB per block "
-            f"of 1 000 paths; stored in PostgreSQL until the merge: {block_bytes / 1e6:,.1f} MB "
-            f"per run, {block_bytes / blocks / 1e3:,.1f} kB per block"
+            f"of 1 000 paths (in and out); the block results themselves, kept in Redis until the "
+            f"merge: {block_bytes / 1e6:,.1f} MB per run, {block_bytes / blocks / 1e3:,.1f} kB "
+            f"per block"
         )
     speedup = medians[1] / medians[2]
     budget = TARGET_OVERHEAD_RATIO * in_process + TARGET_OVERHEAD_S
@@ -326,7 +329,7 @@ def _bench(env: dict[str, str], workdir: Path, repeats: int, redis_url: str) -> 
 
 
 def _stored_block_bytes(run: Any) -> int:
-    """Bytes of block results a run stores until its merge (computed again as a worker does)."""
+    """Bytes of block results a run keeps until its merge (computed again as a worker does)."""
     from costapp import services
     from costapp.tco.core import plan_build
 

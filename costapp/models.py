@@ -130,7 +130,8 @@ class RunBlock(models.Model):
 
     ``kind`` names the sort of block (``montecarlo``); ``unit`` numbers the task among the run's
     tasks of that kind. One row per (run, kind, unit): a redelivered task finds its row and adds
-    nothing. ``payload`` holds the block results as numpy arrays (``.npz`` bytes, exact).
+    nothing. The block results are numpy arrays (``.npz`` bytes, exact), kept in Redis when there
+    is a broker (``payload`` then empty) and in ``payload`` when tasks run in-process.
     """
 
     run = models.ForeignKey(SimulationRun, on_delete=models.CASCADE, related_name="blocks")

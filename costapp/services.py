@@ -9,9 +9,10 @@ The run pipeline (docs: architecture.md, "How work travels"); no task ever waits
   ``queued`` run and publishes ``run_execute_task``;
 - :func:`run_execute` (the run task) marks the run ``running`` and publishes one block task per
   missing unit of work (:data:`BLOCK_KINDS`);
-- :func:`run_block_execute` (a block task) computes its blocks, stores them as a
-  :class:`~costapp.models.RunBlock` (one row per unit: a redelivered task adds nothing), writes the
-  progress, and the task that lands the last unit publishes the merge;
+- :func:`run_block_execute` (a block task) computes its blocks, keeps the results (in Redis, or
+  in-process on the row) and records a :class:`~costapp.models.RunBlock` (one row per unit: a
+  redelivered task adds nothing), writes the progress; the task that lands the last unit
+  publishes the merge;
 - :func:`run_merge` puts the blocks together, exactly, and :func:`run_finish` stores the result.
 
 A worker that dies mid-run leaves its messages unacknowledged: the broker hands them out again
@@ -224,6 +225,55 @@ def run_units(*, inputs: Mapping[str, Any]) -> list[list[Any]]:
     ]
 
 
+# --- where block results wait for the merge ----------------------------------------------------
+#
+# With a broker (Redis), block results travel through Redis: a few MB per run for moments, much
+# faster to write and read than database rows; the RunBlock row (empty payload) is the record
+# that the unit is done. In-process (no Redis), the payload is kept on the row itself.
+
+BLOCK_PAYLOAD_TTL_S = 86_400
+"""How long a block result waits in Redis for its merge [s]."""
+
+
+def _redis() -> Any:
+    import redis
+
+    return redis.Redis.from_url(settings.REDIS_URL)
+
+
+def _payload_key(run_id: int, kind: str, unit: int) -> str:
+    return f"costapp:run:{run_id}:{kind}:{unit}"
+
+
+def _payload_keep(*, run_id: int, kind: str, unit: int, payload: bytes) -> bytes:
+    """Keep a block result until the merge; what the RunBlock row itself holds."""
+    if not settings.REDIS_URL:
+        return payload
+    _redis().set(_payload_key(run_id, kind, unit), payload, ex=BLOCK_PAYLOAD_TTL_S)
+    return b""
+
+
+def _payloads_fetch(
+    *, run_id: int, rows: list[tuple[str, int, bytes]]
+) -> dict[tuple[str, int], bytes | None]:
+    """The block results of a run's rows; ``None`` where Redis no longer holds one."""
+    kept = {(kind, unit): bytes(payload) for kind, unit, payload in rows}
+    elsewhere = [key for key, payload in kept.items() if not payload]
+    if elsewhere:
+        values = _redis().mget([_payload_key(run_id, kind, unit) for kind, unit in elsewhere])
+        kept.update(zip(elsewhere, values, strict=True))
+    return kept
+
+
+def _blocks_drop(run: SimulationRun) -> None:
+    """Forget a run's block results (rows and, with Redis, their payloads)."""
+    if settings.REDIS_URL:
+        keys = [_payload_key(run.pk, kind, unit) for kind, unit, _blocks in run.units]
+        if keys:
+            _redis().delete(*keys)
+    run.blocks.all().delete()
+
+
 # --- runs ---------------------------------------------------------------------------------------
 
 
@@ -373,7 +423,7 @@ def run_fail(*, run_id: int, error: str) -> bool:
         run.error = error
         run.finished = timezone.now()
         run.save(update_fields=["status", "error", "finished"])
-        run.blocks.all().delete()
+        _blocks_drop(run)
     logger.warning("run %s failed: %s", run_id, error)
     return True
 
@@ -387,7 +437,7 @@ def run_cancel(*, run: SimulationRun) -> bool:
         locked.status = Status.CANCELLED
         locked.finished = timezone.now()
         locked.save(update_fields=["status", "finished"])
-        locked.blocks.all().delete()
+        _blocks_drop(locked)
     run.refresh_from_db()
     logger.info("run %s cancelled", run.pk)
     return True
@@ -448,8 +498,9 @@ def run_block_execute(*, run_id: int, kind: str, unit: int) -> None:
             logger.info("run %s %s unit %s: dropped (run ended)", run_id, kind, unit)
             return
         if payload is not None:
+            kept = _payload_keep(run_id=run_id, kind=kind, unit=unit, payload=payload)
             RunBlock.objects.bulk_create(
-                [RunBlock(run_id=run_id, kind=kind, unit=unit, payload=payload)],
+                [RunBlock(run_id=run_id, kind=kind, unit=unit, payload=kept)],
                 ignore_conflicts=True,
             )
         done = locked.blocks.count()
@@ -496,6 +547,30 @@ def _merge_claim(run_id: int) -> bool:
         return True
 
 
+def _units_redo(*, run_id: int, units: list[tuple[str, int]]) -> None:
+    """Compute again units whose results were lost (Redis restarted without them): forget their
+    rows, release the merge, publish their block tasks (the last to land merges again)."""
+    from django.db.models import Q
+
+    from costapp.tasks import run_block_task
+
+    with transaction.atomic():
+        run = _locked(run_id)
+        if run is None or run.status != Status.RUNNING:
+            return
+        lost = Q(pk__in=[])
+        for kind, unit in units:
+            lost |= Q(kind=kind, unit=unit)
+        run.blocks.filter(lost).delete()
+        run.merge_started = None
+        run.save(update_fields=["merge_started"])
+    logger.warning(
+        "run %s: %s block results lost before the merge, computed again", run_id, len(units)
+    )
+    for kind, unit in units:
+        _publish(run_block_task, run_id, kind, unit)
+
+
 def run_merge(*, run_id: int) -> None:
     """The merge task: put a running run's blocks together and finish it (once)."""
     run = SimulationRun.objects.filter(pk=run_id).first()
@@ -511,10 +586,13 @@ def run_merge(*, run_id: int) -> None:
         return
     if not _merge_claim(run_id):
         return
-    stored = {
-        (kind, unit): bytes(payload)
-        for kind, unit, payload in run.blocks.values_list("kind", "unit", "payload")
-    }
+    stored = _payloads_fetch(
+        run_id=run_id, rows=list(run.blocks.values_list("kind", "unit", "payload"))
+    )
+    lost = [key for key, payload in stored.items() if payload is None]
+    if lost:
+        _units_redo(run_id=run_id, units=lost)
+        return
     try:
         runners = {
             spec.engine_keyword: spec.runner(
@@ -558,7 +636,7 @@ def run_finish(
                 "finished",
             ]
         )
-        run.blocks.all().delete()
+        _blocks_drop(run)
     logger.info("run %s succeeded", run_id)
     return True
 
