@@ -5,6 +5,7 @@ import io
 import json
 
 import pytest
+from django.core.management import call_command
 from django.test import override_settings
 
 from costapp import services
@@ -41,7 +42,7 @@ def create_scenario(client, document=None, **fields):
 
 
 def test_a_run_is_created_queued_and_succeeds_in_process_with_the_simulate_result(
-    client, alice, catalog_gpus, tasks_in_process
+    client, alice, catalog_gpus, tasks_in_process, tmp_path
 ):
     scenario = create_scenario(client)
     response = post_json(client, f"/api/v1/scenarios/{scenario['id']}/runs/", {})
@@ -55,6 +56,12 @@ def test_a_run_is_created_queued_and_succeeds_in_process_with_the_simulate_resul
     assert body["started"] and body["finished"] and body["engine_version"]
     expected = services.scenario_simulate(document=scenario_document(paths=2_500, seed=3))
     assert json.dumps(body["result"]) == json.dumps(expected)
+    # ... which is what `manage.py simulate --json` prints for the same document
+    path = tmp_path / "scenario.json"
+    path.write_text(json.dumps(scenario_document(paths=2_500, seed=3)))
+    printed = io.StringIO()
+    call_command("simulate", str(path), "--json", stdout=printed)
+    assert json.dumps(json.loads(printed.getvalue())) == json.dumps(body["result"])
     assert RunBlock.objects.count() == 0  # blocks are dropped once merged
     assert set(body) == {
         "id",
