@@ -158,12 +158,21 @@ class BlockKind:
     runner: Callable[[Sequence[bytes]], Callable[..., Any]]
 
 
+CUMULATIVE_BLOCKS = -(-montecarlo.CUMULATIVE_PATHS // montecarlo.BLOCK_PATHS)
+"""The first blocks, whose paths also keep their months (for the fan charts): each one's results
+are several times larger, so they go in smaller tasks and the workers' shares stay even."""
+
+
 def _montecarlo_units(inputs: Mapping[str, Any]) -> list[list[int]]:
     simulation = inputs.get("simulation") or {}
     paths = int(simulation.get("paths") or 0)
     blocks = list(range(montecarlo.block_count(paths)))
     per_task = max(1, int(settings.RUN_BLOCKS_PER_TASK))
-    return [blocks[i : i + per_task] for i in range(0, len(blocks), per_task)]
+    heavy, light = blocks[:CUMULATIVE_BLOCKS], blocks[CUMULATIVE_BLOCKS:]
+    per_heavy_task = max(1, per_task // 5)
+    return [heavy[i : i + per_heavy_task] for i in range(0, len(heavy), per_heavy_task)] + [
+        light[i : i + per_task] for i in range(0, len(light), per_task)
+    ]
 
 
 def _montecarlo_compute(plan: Plan, inputs: Mapping[str, Any], blocks: list[int]) -> bytes:

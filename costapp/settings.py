@@ -155,7 +155,12 @@ CELERY_TIMEZONE = "UTC"
 # A message a worker took and did not acknowledge (it died) is handed out again after the
 # visibility timeout; every task is stopped well before that (soft, then hard time limit).
 CELERY_VISIBILITY_TIMEOUT_S = env.int("CELERY_VISIBILITY_TIMEOUT_S", default=900)
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_VISIBILITY_TIMEOUT_S}
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": CELERY_VISIBILITY_TIMEOUT_S,
+    # workers look for such messages every few seconds (kombu's default sweep is ~100 s apart)
+    "unacked_restore_interval": max(1, min(10, CELERY_VISIBILITY_TIMEOUT_S // 3)),
+    "unacked_restore_throttle": 1,
+}
 CELERY_TASK_TIME_LIMIT = CELERY_VISIBILITY_TIMEOUT_S * 2 // 3
 CELERY_TASK_SOFT_TIME_LIMIT = CELERY_VISIBILITY_TIMEOUT_S // 2
 # Runs: Monte Carlo blocks (of 1 000 paths) per block task; a run with no sign of life for this

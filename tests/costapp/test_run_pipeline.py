@@ -146,3 +146,12 @@ def test_beat_requeues_runs_and_tasks_end_before_the_visibility_timeout():
     assert app.conf.worker_prefetch_multiplier == 1 and app.conf.task_acks_late
     for name in ("costapp.run_execute", "costapp.run_block", "costapp.run_merge"):
         assert app.tasks[name].acks_late, name
+
+
+@override_settings(RUN_BLOCKS_PER_TASK=10)
+def test_the_blocks_keeping_months_go_in_smaller_tasks_and_every_block_is_in_one():
+    units = services.run_units(inputs={"simulation": {"paths": 100_000, "seed": 0}})
+    assert [len(blocks) for _kind, _unit, blocks in units] == [2] * 5 + [10] * 9
+    assert [b for _kind, _unit, blocks in units for b in blocks] == list(range(100))
+    assert [unit for _kind, unit, _blocks in units] == list(range(14))
+    assert services.run_units(inputs={"name": "no simulation"}) == []

@@ -33,7 +33,8 @@ def start_run(client, document, body=None):
     assert created.status_code == 201, created.content
     response = post_json(client, f"/api/v1/scenarios/{created.json()['id']}/runs/", body or {})
     assert response.status_code == 202, response.content
-    assert response.json()["status"] == "queued"
+    # queued when answered, unless a worker was quicker than the answer
+    assert response.json()["status"] in ("queued", "running", "succeeded")
     return created.json(), response
 
 
