@@ -208,6 +208,7 @@ def main() -> None:
 
         django.setup()
         _bench(env, workdir, args.repeats, redis_url)
+        shutil.rmtree(workdir, ignore_errors=True)  # the worker logs stay only after a failure
     finally:
         if redis_process is not None:
             redis_process.terminate()
