@@ -1,1 +1,149 @@
-"""Scenarios and simulation runs."""
+"""Scenarios and simulation runs.
+
+A :class:`Scenario` is a scenario document (docs: scenario-format.md) saved by its owner. A
+:class:`SimulationRun` prices one scenario on the workers: it freezes the normalised document with
+every catalog price resolved (``inputs``), so that the same inputs always give the same result,
+and keeps the result document once the run has succeeded. The row is the truth the pages and the
+API read; nothing waits on a task.
+"""
+
+import json
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+
+
+class ExactJSONField(models.TextField):
+    """A JSON value stored as its text, so it reads back exactly as written.
+
+    PostgreSQL's ``jsonb`` reorders keys and turns ``-0.0`` into ``0``; a result document must read
+    back bit for bit as the engine wrote it (the same bytes as ``manage.py simulate --json``), and
+    a scenario document as its owner wrote it. Non-finite numbers are refused on the way in.
+    """
+
+    def from_db_value(self, value: str | None, expression: Any, connection: Any) -> Any:
+        return None if value is None else json.loads(value)
+
+    def to_python(self, value: Any) -> Any:
+        return value
+
+    def get_prep_value(self, value: Any) -> str | None:
+        return None if value is None else json.dumps(value, allow_nan=False)
+
+    def value_to_string(self, obj: Any) -> str:
+        return self.get_prep_value(self.value_from_object(obj)) or ""
+
+
+class Scenario(models.Model):
+    """A scenario document saved by its owner: private unless ``shared`` (then every analyst may
+    read it; only the owner may change it or start runs)."""
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="scenarios"
+    )
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    shared = models.BooleanField(default=False)
+    document = ExactJSONField(help_text="the scenario document as its owner wrote it")
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+        indexes = [models.Index(fields=["owner", "shared"])]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class SimulationRun(models.Model):
+    """One pricing of a scenario on the workers: its frozen inputs, its state and its result.
+
+    ``inputs`` is the normalised document with every default filled in and every catalog price
+    resolved (``gpus``: the GPU figures used), frozen when the run was created; a re-run copies the
+    last run's inputs unless asked to reprice. ``progress`` [percent] rises as the blocks of paths
+    land; a succeeded run's result never changes.
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        SUCCEEDED = "succeeded"
+        FAILED = "failed"
+        CANCELLED = "cancelled"
+
+    ACTIVE = (Status.QUEUED, Status.RUNNING)
+
+    scenario = models.ForeignKey(Scenario, on_delete=models.CASCADE, related_name="runs")
+    status = models.CharField(
+        max_length=16, choices=Status.choices, default=Status.QUEUED, db_index=True
+    )
+    progress = models.PositiveSmallIntegerField(default=0, help_text="percent, 0–100")
+    seed = models.PositiveBigIntegerField(default=0)
+    paths = models.PositiveIntegerField(default=0)
+    document_sha256 = models.CharField(
+        max_length=64, help_text="hash of the scenario document the inputs were frozen from"
+    )
+    inputs = ExactJSONField(null=True, help_text="the normalised document, catalog prices frozen")
+    gpus = ExactJSONField(null=True, help_text="GPU figures used, by slug")
+    normalize_warnings = ExactJSONField(default=list)
+    catalog_warnings = ExactJSONField(default=list)
+    inputs_copied_from = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    result = ExactJSONField(null=True, help_text="the result document (scenario-format.md)")
+    monthly_breakdown_usd = ExactJSONField(
+        null=True, help_text="option name -> category -> H + 1 monthly amounts [USD]"
+    )
+    error = models.TextField(blank=True)
+    engine_version = models.CharField(max_length=32, blank=True)
+    attempts = models.PositiveIntegerField(
+        default=0, help_text="times a worker started (or restarted) the run"
+    )
+    units = ExactJSONField(
+        default=list,
+        help_text="the block tasks of the run, fixed when it is created: [kind, unit, blocks]",
+    )
+    created = models.DateTimeField(auto_now_add=True)
+    started = models.DateTimeField(null=True, blank=True)
+    finished = models.DateTimeField(null=True, blank=True)
+    heartbeat = models.DateTimeField(
+        null=True, blank=True, help_text="last sign of life: start, a block landing, the merge"
+    )
+    merge_started = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(progress__lte=100), name="simulationrun_progress_at_most_100"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"run {self.pk} of {self.scenario_id} ({self.status})"
+
+
+class RunBlock(models.Model):
+    """The results of one block task of a running run, kept until the run's merge.
+
+    ``kind`` names the sort of block (``montecarlo``); ``unit`` numbers the task among the run's
+    tasks of that kind. One row per (run, kind, unit): a redelivered task finds its row and adds
+    nothing. The block results are numpy arrays (``.npz`` bytes, exact), kept in Redis when there
+    is a broker (``payload`` then empty) and in ``payload`` when tasks run in-process.
+    """
+
+    run = models.ForeignKey(SimulationRun, on_delete=models.CASCADE, related_name="blocks")
+    kind = models.CharField(max_length=32)
+    unit = models.PositiveIntegerField()
+    payload = models.BinaryField()
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "kind", "unit"], name="runblock_one_per_unit")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} unit {self.unit} of run {self.run_id}"

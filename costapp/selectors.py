@@ -276,3 +276,25 @@ def catalog_reference_warnings(*, document: Any, refs: CatalogRefs, today: date)
         elif standing["valid_until"] is not None and standing["valid_until"] < today:
             warnings.append(f"{subject} was valid until {standing['valid_until'].isoformat()}.")
     return warnings
+
+
+def scenarios_visible(*, user: Any) -> Any:
+    """The scenarios ``user`` may read: their own and the shared ones, newest first."""
+    from django.db.models import Q
+
+    from costapp.models import Scenario
+
+    return Scenario.objects.filter(Q(owner=user) | Q(shared=True)).select_related("owner")
+
+
+def runs_visible(*, user: Any) -> Any:
+    """The runs ``user`` may read: those of the scenarios they may read, newest first."""
+    from django.db.models import Q
+
+    from costapp.models import SimulationRun
+
+    return (
+        SimulationRun.objects.filter(Q(scenario__owner=user) | Q(scenario__shared=True))
+        .select_related("scenario")
+        .order_by("-created", "-id")
+    )

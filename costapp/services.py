@@ -2,89 +2,761 @@
 
 Services are keyword-only; they call the engine (``costapp.tco``) with plain numbers that the
 selectors looked up, and hand work to Celery tasks where it can be spread across workers.
+
+The run pipeline (docs: architecture.md, "How work travels"); no task ever waits on another:
+
+- :func:`run_create` freezes the inputs (normalised document, catalog prices resolved), stores a
+  ``queued`` run and publishes ``run_execute_task``;
+- :func:`run_execute` (the run task) marks the run ``running`` and publishes one block task per
+  missing unit of work (:data:`BLOCK_KINDS`);
+- :func:`run_block_execute` (a block task) computes its blocks, keeps the results (in Redis, or
+  in-process on the row) and records a :class:`~costapp.models.RunBlock` (one row per unit: a
+  redelivered task adds nothing), writes the progress; the task that lands the last unit
+  publishes the merge;
+- :func:`run_merge` puts the blocks together, exactly, and :func:`run_finish` stores the result.
+
+A worker that dies mid-run leaves its messages unacknowledged: the broker hands them out again
+after its visibility timeout, and :func:`runs_requeue_stale` (beat) re-publishes the missing work
+of runs that show no sign of life. Every step checks the run's state under a row lock first, so a
+message delivered twice never doubles or corrupts a run.
 """
 
-from collections.abc import Mapping
+import hashlib
+import io
+import json
+import logging
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
-from celery import group
+import numpy as np
+from django.conf import settings
+from django.db import transaction
 from django.utils import timezone
+from kombu.exceptions import OperationalError as KombuOperationalError
 
+from costapp.models import RunBlock, Scenario, SimulationRun
 from costapp.selectors import (
     GPU_TABLE_WARNING,
     catalog_reference_warnings,
     engine_gpu_figures,
     scenario_catalog_refs,
 )
-from costapp.tco import (
-    Plan,
-    block_count,
-    block_results_from_payload,
-    block_results_to_payload,
-    blocks_compute,
-    blocks_merge,
-    plan_build,
-    simulate,
-    summary_fields,
-)
+from costapp.tco import montecarlo
+from costapp.tco.core import CATEGORIES, Futures, Plan, plan_build, plan_cost
+from costapp.tco.engine import ENGINE_VERSION, simulate, simulate_normalized
+from costapp.tco.errors import FieldError, ScenarioError
+from costapp.tco.validation import normalize
 
-BLOCKS_PER_TASK = 10
-"""Monte Carlo blocks (of 1 000 paths) one worker task computes."""
-SPLIT_TIMEOUT_S = 600
+logger = logging.getLogger(__name__)
 
+Status = SimulationRun.Status
 
-def montecarlo_blocks_compute(
-    *, inputs: Mapping[str, Any], gpus: Mapping[str, Any], block_indices: list[int]
-) -> dict[str, Any]:
-    """Cost some Monte Carlo blocks of a normalised scenario; the JSON payload of the results."""
-    plan = plan_build(inputs, gpus)
-    results = blocks_compute(plan, inputs["simulation"], block_indices)
-    return block_results_to_payload(results)
+SIMULATE_MAX_PATHS = 1_000
+"""Paths ``POST /api/v1/simulate/`` computes at once; more need a run on the workers."""
+SIMULATE_MAX_SIZING_WORK = 1_000_000
+"""Sizing candidates × paths ``POST /api/v1/simulate/`` computes at once."""
 
 
-def _split_monte_carlo(blocks_per_task: int):
-    """A Monte Carlo runner that spreads the blocks over Celery tasks and merges them exactly."""
-    from costapp.tasks import montecarlo_blocks
-
-    def run(plan: Plan, simulation: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-        blocks = list(range(block_count(int(simulation["paths"]))))
-        chunks = [blocks[i : i + blocks_per_task] for i in range(0, len(blocks), blocks_per_task)]
-        job = group(
-            montecarlo_blocks.s(inputs=plan.inputs, gpus=plan.gpus, block_indices=chunk)
-            for chunk in chunks
-        ).apply_async()
-        payloads = job.get(timeout=SPLIT_TIMEOUT_S)
-        summary = blocks_merge([block_results_from_payload(payload) for payload in payloads])
-        return summary_fields(plan, summary)
-
-    return run
+class BrokerUnavailable(Exception):
+    """The task broker does not answer: no run can be queued."""
 
 
-def scenario_simulate(
-    *,
-    document: Any,
-    split: bool = False,
-    blocks_per_task: int = BLOCKS_PER_TASK,
-    gpu_table_fallback: bool = False,
-) -> dict[str, Any]:
+def scenario_simulate(*, document: Any, gpu_table_fallback: bool = False) -> dict[str, Any]:
     """The result document of a scenario document, with catalog references resolved and
     warnings about the quotes it relies on (demonstration data, drafts, expired ones).
 
-    With ``split``, the Monte Carlo blocks are computed by Celery tasks (real workers when a
-    broker is configured, in-process otherwise) and merged; the result is the same bit for bit.
-    With ``gpu_table_fallback`` (the command line's choice, never a web request), a catalog
-    without GPUs yields to the GPU table shipped with the project, and the result's warnings say
-    so. Raises ``ScenarioError`` for an invalid document.
+    Computed in this process. With ``gpu_table_fallback`` (the command line's choice, never a web
+    request), a catalog without GPUs yields to the GPU table shipped with the project, and the
+    result's warnings say so. Raises ``ScenarioError`` for an invalid document.
     """
     gpus, source = engine_gpu_figures(table_fallback=gpu_table_fallback)
     catalog = scenario_catalog_refs(document)
-    if split:
-        result = simulate(document, gpus, catalog, monte_carlo=_split_monte_carlo(blocks_per_task))
-    else:
-        result = simulate(document, gpus, catalog)
+    result = simulate(document, gpus, catalog)
     result["warnings"].extend(
         catalog_reference_warnings(document=document, refs=catalog, today=timezone.localdate())
     )
     if source == "table":
         result["warnings"].append(GPU_TABLE_WARNING)
     return result
+
+
+# --- scenarios ----------------------------------------------------------------------------------
+
+
+def scenario_document_check(*, document: Any) -> None:
+    """Raise ``ScenarioError`` (paths within the document) unless ``document`` is a valid scenario
+    with today's catalog: field checks and the checks that need the demand."""
+    gpus, _source = engine_gpu_figures()
+    normalized = normalize(document, gpus, scenario_catalog_refs(document))
+    plan_build(normalized.document, gpus)
+
+
+def scenario_create(
+    *, owner: Any, name: str, document: Any, description: str = "", shared: bool = False
+) -> Scenario:
+    """A new scenario of ``owner``; ``ScenarioError`` for an invalid document (nothing stored)."""
+    scenario_document_check(document=document)
+    return Scenario.objects.create(
+        owner=owner, name=name, description=description, shared=shared, document=document
+    )
+
+
+def scenario_update(*, scenario: Scenario, **fields: Any) -> Scenario:
+    """Change ``name``, ``description``, ``shared`` or ``document`` of a scenario; a new document is
+    checked first (``ScenarioError``, nothing changed). Its runs keep the inputs they froze."""
+    allowed = {"name", "description", "shared", "document"}
+    unknown = set(fields) - allowed
+    if unknown:
+        raise TypeError(f"cannot update {sorted(unknown)}")
+    if "document" in fields:
+        scenario_document_check(document=fields["document"])
+    for name, value in fields.items():
+        setattr(scenario, name, value)
+    scenario.save()
+    return scenario
+
+
+# --- the broker ---------------------------------------------------------------------------------
+
+
+def broker_check() -> None:
+    """Raise :class:`BrokerUnavailable` unless the broker answers (in-process tasks always do)."""
+    if not settings.REDIS_URL:
+        return
+    import redis
+
+    try:
+        redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=2, socket_timeout=2).ping()
+    except redis.RedisError as exc:
+        raise BrokerUnavailable(
+            "The task queue (Redis) does not answer, so no run can be started now; "
+            "saved scenarios and results can still be read. Try again later."
+        ) from exc
+
+
+def _publish(task: Any, *args: Any) -> None:
+    """Send a task message (or, on the embedded default, run the task now, in this process)."""
+    task.apply_async(args=args)
+
+
+# --- blocks: the units of work a run fans out ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BlockKind:
+    """One sort of block task the pipeline fans out and merges.
+
+    ``units(inputs)`` splits a run's work into tasks (each a list of block indices; none when the
+    document asks for no such work); ``compute(plan, inputs, blocks)`` does one task's work and
+    returns its results as bytes; ``runner(payloads)`` turns the payloads of every unit, in unit
+    order, into the callable the engine takes as its ``engine_keyword`` argument of
+    :func:`~costapp.tco.engine.simulate_normalized`, so the merged result is computed by the same
+    code as a run in one process.
+    """
+
+    engine_keyword: str
+    units: Callable[[Mapping[str, Any]], list[list[int]]]
+    compute: Callable[[Plan, Mapping[str, Any], list[int]], bytes]
+    runner: Callable[[Sequence[bytes]], Callable[..., Any]]
+
+
+CUMULATIVE_BLOCKS = -(-montecarlo.CUMULATIVE_PATHS // montecarlo.BLOCK_PATHS)
+"""The first blocks, whose paths also keep their months (for the fan charts): each one's results
+are several times larger, so they go in smaller tasks and the workers' shares stay even."""
+
+
+def _montecarlo_units(inputs: Mapping[str, Any]) -> list[list[int]]:
+    simulation = inputs.get("simulation") or {}
+    paths = int(simulation.get("paths") or 0)
+    blocks = list(range(montecarlo.block_count(paths)))
+    per_task = max(1, int(settings.RUN_BLOCKS_PER_TASK))
+    heavy, light = blocks[:CUMULATIVE_BLOCKS], blocks[CUMULATIVE_BLOCKS:]
+    per_heavy_task = max(1, per_task // 5)
+    return [heavy[i : i + per_heavy_task] for i in range(0, len(heavy), per_heavy_task)] + [
+        light[i : i + per_task] for i in range(0, len(light), per_task)
+    ]
+
+
+def _montecarlo_compute(plan: Plan, inputs: Mapping[str, Any], blocks: list[int]) -> bytes:
+    results = montecarlo.blocks_compute(plan, inputs["simulation"], blocks)
+    buffer = io.BytesIO()
+    np.savez(
+        buffer,
+        block_indices=np.asarray(results.block_indices, dtype=np.int64),
+        block_paths=np.asarray(results.block_paths, dtype=np.int64),
+        total_usd=results.total_usd,
+        npv_usd=results.npv_usd,
+        feasible=results.feasible,
+        cumulative_usd=results.cumulative_usd,
+    )
+    return buffer.getvalue()
+
+
+def _montecarlo_results(payload: bytes) -> montecarlo.BlockResults:
+    with np.load(io.BytesIO(payload), allow_pickle=False) as arrays:
+        return montecarlo.BlockResults(
+            block_indices=tuple(int(b) for b in arrays["block_indices"]),
+            block_paths=tuple(int(n) for n in arrays["block_paths"]),
+            total_usd=arrays["total_usd"],
+            npv_usd=arrays["npv_usd"],
+            feasible=arrays["feasible"],
+            cumulative_usd=arrays["cumulative_usd"],
+        )
+
+
+def _montecarlo_runner(payloads: Sequence[bytes]) -> Callable[..., Any]:
+    results = [_montecarlo_results(payload) for payload in payloads]
+
+    def run(plan: Plan, simulation: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+        return montecarlo.summary_fields(plan, montecarlo.blocks_merge(results))
+
+    return run
+
+
+BLOCK_KINDS: dict[str, BlockKind] = {
+    "montecarlo": BlockKind(
+        engine_keyword="monte_carlo",
+        units=_montecarlo_units,
+        compute=_montecarlo_compute,
+        runner=_montecarlo_runner,
+    ),
+}
+"""The block kinds of the pipeline, by name. Another kind (a sizing sweep's candidates, say)
+joins by adding an entry: the run task fans its units out with the Monte Carlo ones, the progress
+counts them, and the merge hands their runner to the engine."""
+
+
+def run_units(*, inputs: Mapping[str, Any]) -> list[list[Any]]:
+    """Every block task of a run: ``[kind, unit, block indices]``, in a fixed order. A run keeps
+    this list from its creation, so workers configured differently still agree on it."""
+    return [
+        [kind, unit, blocks]
+        for kind, spec in BLOCK_KINDS.items()
+        for unit, blocks in enumerate(spec.units(inputs))
+    ]
+
+
+# --- where block results wait for the merge ----------------------------------------------------
+#
+# With a broker (Redis), block results travel through Redis: a few MB per run for moments, much
+# faster to write and read than database rows; the RunBlock row (empty payload) is the record
+# that the unit is done. In-process (no Redis), the payload is kept on the row itself.
+
+BLOCK_PAYLOAD_TTL_S = 86_400
+"""How long a block result waits in Redis for its merge [s]."""
+
+
+def _redis() -> Any:
+    import redis
+
+    return redis.Redis.from_url(settings.REDIS_URL)
+
+
+def _payload_key(run_id: int, kind: str, unit: int) -> str:
+    return f"costapp:run:{run_id}:{kind}:{unit}"
+
+
+def _payload_keep(*, run_id: int, kind: str, unit: int, payload: bytes) -> bytes:
+    """Keep a block result until the merge; what the RunBlock row itself holds."""
+    if not settings.REDIS_URL:
+        return payload
+    _redis().set(_payload_key(run_id, kind, unit), payload, ex=BLOCK_PAYLOAD_TTL_S)
+    return b""
+
+
+def _payloads_fetch(
+    *, run_id: int, rows: list[tuple[str, int, bytes]]
+) -> dict[tuple[str, int], bytes | None]:
+    """The block results of a run's rows; ``None`` where Redis no longer holds one."""
+    kept = {(kind, unit): bytes(payload) for kind, unit, payload in rows}
+    elsewhere = [key for key, payload in kept.items() if not payload]
+    if elsewhere:
+        values = _redis().mget([_payload_key(run_id, kind, unit) for kind, unit in elsewhere])
+        kept.update(zip(elsewhere, values, strict=True))
+    return kept
+
+
+def _blocks_drop(run: SimulationRun) -> None:
+    """Forget a run's block results (rows and, with Redis, their payloads)."""
+    if settings.REDIS_URL:
+        keys = [_payload_key(run.pk, kind, unit) for kind, unit, _blocks in run.units]
+        if keys:
+            _redis().delete(*keys)
+    run.blocks.all().delete()
+
+
+# --- runs ---------------------------------------------------------------------------------------
+
+
+def document_sha256(document: Any) -> str:
+    """A hash of a scenario document's content (key order kept)."""
+    return hashlib.sha256(json.dumps(document, allow_nan=False).encode("utf-8")).hexdigest()
+
+
+def _with_simulation(document: Any, *, seed: int | None, paths: int | None) -> Any:
+    """The document with ``simulation.seed`` and ``simulation.paths`` set where given."""
+    if seed is None and paths is None or not isinstance(document, dict):
+        return document
+    simulation = document.get("simulation")
+    simulation = dict(simulation) if isinstance(simulation, dict) else {}
+    if paths is not None:
+        simulation["paths"] = paths
+    if seed is not None:
+        simulation["seed"] = seed
+    return {**document, "simulation": simulation}
+
+
+@dataclass(frozen=True)
+class _Frozen:
+    inputs: dict[str, Any]
+    gpus: dict[str, Any]
+    normalize_warnings: list[str]
+    catalog_warnings: list[str]
+    copied_from: SimulationRun | None
+
+
+def _inputs_freeze(
+    *, scenario: Scenario, seed: int | None, paths: int | None, reprice: bool
+) -> _Frozen:
+    """The run's inputs: the last run's, when the scenario's document is unchanged since and no
+    repricing is asked; otherwise the document normalised against today's catalog."""
+    last = scenario.runs.exclude(inputs=None).order_by("-created", "-id").first()
+    if (
+        last is not None
+        and not reprice
+        and last.document_sha256 == document_sha256(scenario.document)
+    ):
+        inputs = _with_simulation(last.inputs, seed=seed, paths=paths)
+        normalized = normalize(inputs, last.gpus)
+        plan = plan_build(normalized.document, last.gpus)
+        return _Frozen(
+            inputs=normalized.document,
+            gpus=plan.gpus,
+            normalize_warnings=list(last.normalize_warnings),
+            catalog_warnings=list(last.catalog_warnings),
+            copied_from=last,
+        )
+    gpus, _source = engine_gpu_figures()
+    document = _with_simulation(scenario.document, seed=seed, paths=paths)
+    refs = scenario_catalog_refs(document)
+    normalized = normalize(document, gpus, refs)
+    plan = plan_build(normalized.document, gpus)
+    return _Frozen(
+        inputs=normalized.document,
+        gpus=plan.gpus,
+        normalize_warnings=list(normalized.warnings),
+        catalog_warnings=catalog_reference_warnings(
+            document=document, refs=refs, today=timezone.localdate()
+        ),
+        copied_from=None,
+    )
+
+
+def _simulation_settings(inputs: Mapping[str, Any]) -> tuple[int, int]:
+    simulation = inputs.get("simulation") or {}
+    return int(simulation.get("seed") or 0), int(simulation.get("paths") or 0)
+
+
+def run_create(
+    *,
+    scenario: Scenario,
+    seed: int | None = None,
+    paths: int | None = None,
+    reprice: bool = False,
+) -> SimulationRun:
+    """Queue a run of ``scenario`` and return it.
+
+    ``seed`` and ``paths`` replace the simulation's own; ``reprice`` resolves catalog references
+    at today's prices instead of copying the last run's frozen inputs (which are copied only while
+    the scenario's document is the one they were frozen from). Raises :class:`BrokerUnavailable`
+    (nothing stored) when the broker does not answer, ``ScenarioError`` (paths within the
+    document; nothing stored) for an invalid document. Any other engine failure while freezing the
+    inputs stores the run ``failed`` with the message. Call it outside a transaction: the task is
+    published as soon as the run is stored.
+    """
+    broker_check()
+    try:
+        frozen = _inputs_freeze(scenario=scenario, seed=seed, paths=paths, reprice=reprice)
+    except ScenarioError:
+        raise
+    except Exception as exc:  # an engine failure is the run's outcome, not the request's
+        logger.exception("freezing the inputs of scenario %s failed", scenario.pk)
+        now = timezone.now()
+        return SimulationRun.objects.create(
+            scenario=scenario,
+            status=Status.FAILED,
+            seed=seed or 0,
+            paths=paths or 0,
+            document_sha256=document_sha256(scenario.document),
+            error=f"the engine failed on these inputs: {type(exc).__name__}: {exc}",
+            engine_version=ENGINE_VERSION,
+            started=now,
+            finished=now,
+        )
+    run_seed, run_paths = _simulation_settings(frozen.inputs)
+    run = SimulationRun.objects.create(
+        scenario=scenario,
+        seed=run_seed,
+        paths=run_paths,
+        document_sha256=document_sha256(scenario.document),
+        inputs=frozen.inputs,
+        gpus=frozen.gpus,
+        normalize_warnings=frozen.normalize_warnings,
+        catalog_warnings=frozen.catalog_warnings,
+        inputs_copied_from=frozen.copied_from,
+        engine_version=ENGINE_VERSION,
+        units=run_units(inputs=frozen.inputs),
+    )
+    from costapp.tasks import run_execute_task
+
+    try:
+        _publish(run_execute_task, run.pk)
+    except KombuOperationalError as exc:
+        run.delete()
+        raise BrokerUnavailable(
+            "The task queue (Redis) did not take the run, so it was not started; try again later."
+        ) from exc
+    run.refresh_from_db()
+    return run
+
+
+def _locked(run_id: int) -> SimulationRun | None:
+    return SimulationRun.objects.select_for_update().filter(pk=run_id).first()
+
+
+def run_fail(*, run_id: int, error: str) -> bool:
+    """End an active run ``failed`` with ``error``; False if it had already ended."""
+    with transaction.atomic():
+        run = _locked(run_id)
+        if run is None or run.status not in SimulationRun.ACTIVE:
+            return False
+        run.status = Status.FAILED
+        run.error = error
+        run.finished = timezone.now()
+        run.save(update_fields=["status", "error", "finished"])
+        _blocks_drop(run)
+    logger.warning("run %s failed: %s", run_id, error)
+    return True
+
+
+def run_cancel(*, run: SimulationRun) -> bool:
+    """End a queued or running run ``cancelled``; False (nothing changed) if it had ended."""
+    with transaction.atomic():
+        locked = _locked(run.pk)
+        if locked is None or locked.status not in SimulationRun.ACTIVE:
+            return False
+        locked.status = Status.CANCELLED
+        locked.finished = timezone.now()
+        locked.save(update_fields=["status", "finished"])
+        _blocks_drop(locked)
+    run.refresh_from_db()
+    logger.info("run %s cancelled", run.pk)
+    return True
+
+
+def run_execute(*, run_id: int) -> None:
+    """The run task: mark the run running and publish the block tasks it still lacks (all of
+    them the first time; after a worker died, those whose results are not stored)."""
+    with transaction.atomic():
+        run = _locked(run_id)
+        if run is None or run.status not in SimulationRun.ACTIVE:
+            logger.info("run %s: nothing to do (ended or gone)", run_id)
+            return
+        now = timezone.now()
+        run.status = Status.RUNNING
+        run.attempts += 1
+        run.started = run.started or now
+        run.heartbeat = now
+        run.save(update_fields=["status", "attempts", "started", "heartbeat"])
+        done = set(run.blocks.values_list("kind", "unit"))
+    units = run.units
+    missing = [(kind, unit) for kind, unit, _blocks in units if (kind, unit) not in done]
+    logger.info(
+        "run %s: attempt %s, %s of %s block tasks to publish",
+        run_id,
+        run.attempts,
+        len(missing),
+        len(units),
+    )
+    from costapp.tasks import run_block_task, run_merge_task
+
+    if not missing:
+        _publish(run_merge_task, run_id)
+        return
+    for kind, unit in missing:
+        _publish(run_block_task, run_id, kind, unit)
+
+
+def run_block_execute(*, run_id: int, kind: str, unit: int) -> None:
+    """A block task: compute one unit of a running run (unless already stored), store it, write
+    the progress; the task that lands the last unit publishes the merge."""
+    run = SimulationRun.objects.filter(pk=run_id).only("status", "inputs", "gpus", "units").first()
+    if run is None or run.status != Status.RUNNING:
+        logger.info("run %s %s unit %s: skipped (run not running)", run_id, kind, unit)
+        return
+    payload: bytes | None = None
+    if not RunBlock.objects.filter(run_id=run_id, kind=kind, unit=unit).exists():
+        try:
+            units = {(k, u): blocks for k, u, blocks in run.units}
+            plan = plan_build(run.inputs, run.gpus)
+            payload = BLOCK_KINDS[kind].compute(plan, run.inputs, units[(kind, unit)])
+        except Exception as exc:
+            run_fail(run_id=run_id, error=f"{kind} unit {unit} failed: {type(exc).__name__}: {exc}")
+            return
+    with transaction.atomic():
+        locked = _locked(run_id)
+        if locked is None or locked.status != Status.RUNNING:
+            logger.info("run %s %s unit %s: dropped (run ended)", run_id, kind, unit)
+            return
+        if payload is not None:
+            kept = _payload_keep(run_id=run_id, kind=kind, unit=unit, payload=payload)
+            RunBlock.objects.bulk_create(
+                [RunBlock(run_id=run_id, kind=kind, unit=unit, payload=kept)],
+                ignore_conflicts=True,
+            )
+        done = locked.blocks.count()
+        total = len(locked.units)
+        locked.progress = max(locked.progress, min(99, math.floor(100 * done / max(1, total))))
+        locked.heartbeat = timezone.now()
+        locked.save(update_fields=["progress", "heartbeat"])
+        complete = done >= total
+    logger.info("run %s %s unit %s: stored, %s of %s", run_id, kind, unit, done, total)
+    if complete:
+        from costapp.tasks import run_merge_task
+
+        _publish(run_merge_task, run_id)
+
+
+def _monthly_breakdown(plan: Plan) -> dict[str, dict[str, list[float]]]:
+    costs = plan_cost(plan, Futures(), 1, categories=True)
+    assert costs.breakdown_usd is not None
+    return {
+        option.name: {
+            category: costs.breakdown_usd[o, c, 0].tolist() for c, category in enumerate(CATEGORIES)
+        }
+        for o, option in enumerate(plan.options)
+    }
+
+
+def _merge_claim(run_id: int) -> bool:
+    """Claim a running run's merge: False when another merge started less than a task's time
+    limit ago (it is under way; a dead merger's message comes back after the visibility timeout,
+    later than that, and may then claim it)."""
+    with transaction.atomic():
+        run = _locked(run_id)
+        if run is None or run.status != Status.RUNNING:
+            logger.info("run %s: merge skipped (run not running)", run_id)
+            return False
+        now = timezone.now()
+        recent = now - timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT)
+        if run.merge_started is not None and run.merge_started > recent:
+            logger.info("run %s: merge skipped (one is under way)", run_id)
+            return False
+        run.merge_started = now
+        run.heartbeat = now
+        run.save(update_fields=["merge_started", "heartbeat"])
+        return True
+
+
+def _units_redo(*, run_id: int, units: list[tuple[str, int]]) -> None:
+    """Compute again units whose results were lost (Redis restarted without them): forget their
+    rows, release the merge, publish their block tasks (the last to land merges again)."""
+    from django.db.models import Q
+
+    from costapp.tasks import run_block_task
+
+    with transaction.atomic():
+        run = _locked(run_id)
+        if run is None or run.status != Status.RUNNING:
+            return
+        lost = Q(pk__in=[])
+        for kind, unit in units:
+            lost |= Q(kind=kind, unit=unit)
+        run.blocks.filter(lost).delete()
+        run.merge_started = None
+        run.save(update_fields=["merge_started"])
+    logger.warning(
+        "run %s: %s block results lost before the merge, computed again", run_id, len(units)
+    )
+    for kind, unit in units:
+        _publish(run_block_task, run_id, kind, unit)
+
+
+def run_merge(*, run_id: int) -> None:
+    """The merge task: put a running run's blocks together and finish it (once)."""
+    run = SimulationRun.objects.filter(pk=run_id).first()
+    if run is None or run.status != Status.RUNNING:
+        logger.info("run %s: merge skipped (run not running)", run_id)
+        return
+    units = run.units
+    stored_units = set(run.blocks.values_list("kind", "unit"))
+    if any((kind, unit) not in stored_units for kind, unit, _blocks in units):
+        logger.info(
+            "run %s: merge waits, %s of %s units stored", run_id, len(stored_units), len(units)
+        )
+        return
+    if not _merge_claim(run_id):
+        return
+    stored = _payloads_fetch(
+        run_id=run_id, rows=list(run.blocks.values_list("kind", "unit", "payload"))
+    )
+    lost = [key for key, payload in stored.items() if payload is None]
+    if lost:
+        _units_redo(run_id=run_id, units=lost)
+        return
+    try:
+        runners = {
+            spec.engine_keyword: spec.runner(
+                [stored[(kind, unit)] for kind, unit, _b in units if kind == name]
+            )
+            for name, spec in BLOCK_KINDS.items()
+            if any(kind == name for kind, _u, _b in units)
+        }
+        result = simulate_normalized(run.inputs, run.gpus, run.normalize_warnings, **runners)
+        result["warnings"].extend(run.catalog_warnings)
+        monthly = _monthly_breakdown(plan_build(run.inputs, run.gpus))
+        json.dumps(result, allow_nan=False)
+    except Exception as exc:
+        run_fail(run_id=run_id, error=f"the engine failed: {type(exc).__name__}: {exc}")
+        return
+    run_finish(run_id=run_id, result=result, monthly_breakdown_usd=monthly)
+
+
+def run_finish(
+    *, run_id: int, result: dict[str, Any], monthly_breakdown_usd: dict[str, Any]
+) -> bool:
+    """Store the result of a running run and mark it succeeded; False (nothing changed) when the
+    run is no longer running (cancelled, or already finished by a redelivered merge)."""
+    with transaction.atomic():
+        run = _locked(run_id)
+        if run is None or run.status != Status.RUNNING:
+            return False
+        run.result = result
+        run.monthly_breakdown_usd = monthly_breakdown_usd
+        run.engine_version = str(result.get("engine_version", ENGINE_VERSION))
+        run.status = Status.SUCCEEDED
+        run.progress = 100
+        run.finished = timezone.now()
+        run.save(
+            update_fields=[
+                "result",
+                "monthly_breakdown_usd",
+                "engine_version",
+                "status",
+                "progress",
+                "finished",
+            ]
+        )
+        _blocks_drop(run)
+    logger.info("run %s succeeded", run_id)
+    return True
+
+
+def runs_requeue_stale(*, stale_after: timedelta) -> list[int]:
+    """Re-publish the run task of every queued or running run with no sign of life (started, a
+    block landing) for ``stale_after``: its worker died, or its messages were lost. The run task
+    publishes only the work not yet stored, and every step drops what is already done, so a run
+    that can still finish is never harmed; nothing is marked failed here. The ids requeued."""
+    cutoff = timezone.now() - stale_after
+    requeued: list[int] = []
+    from django.db.models import Q
+
+    from costapp.tasks import run_execute_task
+
+    candidates = SimulationRun.objects.filter(status__in=SimulationRun.ACTIVE).filter(
+        Q(heartbeat__lt=cutoff) | Q(heartbeat=None, created__lt=cutoff)
+    )
+    for run_id in candidates.values_list("pk", flat=True):
+        with transaction.atomic():
+            run = _locked(run_id)
+            if run is None or run.status not in SimulationRun.ACTIVE:
+                continue
+            run.heartbeat = timezone.now()
+            run.save(update_fields=["heartbeat"])
+        logger.warning("run %s shows no sign of life: requeued", run_id)
+        _publish(run_execute_task, run_id)
+        requeued.append(run_id)
+    return requeued
+
+
+def run_monthly_rows(*, run: SimulationRun) -> list[list[Any]]:
+    """The rows of a succeeded run's ``monthly.csv`` (docs/api.md): per option and month 0 … H,
+    the categories, ``total_usd`` and ``cumulative_usd`` [USD]."""
+    assert run.result is not None and run.monthly_breakdown_usd is not None
+    rows: list[list[Any]] = []
+    for option in run.result["options"]:
+        categories = run.monthly_breakdown_usd[option["name"]]
+        for month, (total, cumulative) in enumerate(
+            zip(option["monthly_usd"], option["cumulative_usd"], strict=True)
+        ):
+            rows.append(
+                [option["name"], month]
+                + [categories[name][month] for name in CATEGORIES]
+                + [total, cumulative]
+            )
+    return rows
+
+
+MONTHLY_CSV_COLUMNS = ["option", "month", *CATEGORIES, "total_usd", "cumulative_usd"]
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def _at_once_problems(document: Any) -> list[FieldError]:
+    """What makes a document too large to compute at once, read from the document as written
+    (anything malformed is left to validation, which names it)."""
+    if not isinstance(document, dict):
+        return []
+    simulation = document.get("simulation")
+    paths = _number(simulation.get("paths")) if isinstance(simulation, dict) else None
+    problems: list[FieldError] = []
+    if paths is not None and paths > SIMULATE_MAX_PATHS:
+        problems.append(
+            FieldError(
+                "simulation.paths",
+                f"at most {SIMULATE_MAX_PATHS:,} paths here, got {paths:,.0f}; "
+                "save the scenario and start a run for more",
+            )
+        )
+    sweeps = document.get("sizing")
+    if isinstance(sweeps, list):
+        work = 0.0
+        for sweep in sweeps:
+            if not isinstance(sweep, dict):
+                continue
+            low, high = _number(sweep.get("min")), _number(sweep.get("max"))
+            step = _number(sweep.get("step", 1))
+            if low is None or high is None or step is None or step < 1 or high < low:
+                continue
+            work += (math.floor((high - low) / step) + 1) * max(paths or 0.0, 1.0)
+        if work > SIMULATE_MAX_SIZING_WORK:
+            problems.append(
+                FieldError(
+                    "sizing",
+                    f"at most {SIMULATE_MAX_SIZING_WORK:,} candidate-paths here, got "
+                    f"{work:,.0f}; save the scenario and start a run for more",
+                )
+            )
+    return problems
+
+
+def simulate_at_once(*, document: Any) -> dict[str, Any]:
+    """The result of a small scenario document computed in this process (the API's
+    ``simulate/``). ``ScenarioError`` for an invalid document, or one asking more than
+    :data:`SIMULATE_MAX_PATHS` paths or :data:`SIMULATE_MAX_SIZING_WORK` sizing candidate-paths."""
+    problems = _at_once_problems(document)
+    if problems:
+        try:
+            scenario_document_check(document=document)
+        except ScenarioError as exc:  # every problem at once, the document's first
+            named = {error.field for error in exc.errors}
+            problems = exc.errors + [p for p in problems if p.field not in named]
+        raise ScenarioError(problems)
+    return scenario_simulate(document=document)

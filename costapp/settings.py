@@ -147,7 +147,7 @@ X_FRAME_OPTIONS = "DENY"
 # Celery: a real broker when REDIS_URL is set, otherwise tasks run in-process.
 REDIS_URL = env.str("REDIS_URL", default="")
 CELERY_BROKER_URL = REDIS_URL or "memory://"
-# Results travel back through Redis (a split Monte Carlo run gathers its blocks); none in-process.
+# Task results can travel back through Redis (runs keep theirs in the database); none in-process.
 CELERY_RESULT_BACKEND = REDIS_URL or None
 CELERY_RESULT_EXPIRES = 3600
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
@@ -190,6 +190,26 @@ except ValueError as exc:  # a bad source setting stops start-up, naming the sou
     from django.core.exceptions import ImproperlyConfigured
 
     raise ImproperlyConfigured(str(exc)) from None
+
+# A message a worker took and did not acknowledge (it died) is handed out again after the
+# visibility timeout; every task is stopped well before that (soft, then hard time limit).
+CELERY_VISIBILITY_TIMEOUT_S = env.int("CELERY_VISIBILITY_TIMEOUT_S", default=900)
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": CELERY_VISIBILITY_TIMEOUT_S,
+    # workers look for such messages every few seconds (kombu's default sweep is ~100 s apart)
+    "unacked_restore_interval": max(1, min(10, CELERY_VISIBILITY_TIMEOUT_S // 3)),
+    "unacked_restore_throttle": 1,
+}
+CELERY_TASK_TIME_LIMIT = CELERY_VISIBILITY_TIMEOUT_S * 2 // 3
+CELERY_TASK_SOFT_TIME_LIMIT = CELERY_VISIBILITY_TIMEOUT_S // 2
+# Runs: Monte Carlo blocks (of 1 000 paths) per block task; a run with no sign of life for this
+# long is requeued by beat (its worker died or its messages were lost).
+RUN_BLOCKS_PER_TASK = env.int("RUN_BLOCKS_PER_TASK", default=10)
+RUN_STALE_AFTER_S = env.int("RUN_STALE_AFTER_S", default=CELERY_VISIBILITY_TIMEOUT_S)
+CELERY_BEAT_SCHEDULE["runs-requeue-stale"] = {
+    "task": "costapp.runs_requeue_stale",
+    "schedule": 60.0,
+}
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

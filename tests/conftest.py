@@ -90,26 +90,36 @@ def postgres_database(django_db_setup, django_db_blocker) -> dict:
         return dict(connection.settings_dict)
 
 
-@pytest.fixture(scope="session")
-def celery_worker_process(redis_url, postgres_database, tmp_path_factory):
-    """A real Celery worker process (prefork, 2 children) on the test database and Redis."""
-    from costapp.celery import app
-
-    db = postgres_database
-    database_url = (
+def _database_url(db: dict) -> str:
+    return (
         f"postgres://{db['USER']}:{db['PASSWORD']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
         f"/{db['NAME']}"
     )
+
+
+def start_celery_worker(
+    *,
+    redis_url: str,
+    database: dict,
+    log_path: Path,
+    concurrency: int = 2,
+    env: dict | None = None,
+    own_process_group: bool = False,
+) -> dict:
+    """Start a real Celery worker process (prefork) on the test database and Redis and wait until
+    it answers a ping; ``{"nodename", "process", "log"}``. With ``own_process_group`` the worker
+    and its children form a process group of their own (to be killed as a whole)."""
+    from costapp.celery import app
+
     nodename = f"tests-{uuid.uuid4().hex[:8]}@localhost"
-    env = {
+    worker_env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "tests.settings",
-        "DATABASE_URL": database_url,
+        "DATABASE_URL": _database_url(database),
         "REDIS_URL": redis_url,
+        **(env or {}),
     }
-    app.control.purge()
-    log_path = tmp_path_factory.mktemp("celery") / "worker.log"
-    log = open(log_path, "w")  # noqa: SIM115 (closed at teardown)
+    log = open(log_path, "w")  # noqa: SIM115 (closed by stop_celery_worker)
     process = subprocess.Popen(
         [
             sys.executable,
@@ -123,7 +133,7 @@ def celery_worker_process(redis_url, postgres_database, tmp_path_factory):
             "--pool",
             "prefork",
             "--concurrency",
-            "2",
+            str(concurrency),
             "-n",
             nodename,
             "--without-gossip",
@@ -131,31 +141,84 @@ def celery_worker_process(redis_url, postgres_database, tmp_path_factory):
             "--without-heartbeat",
         ],
         cwd=ROOT,
-        env=env,
+        env=worker_env,
         stdout=log,
         stderr=subprocess.STDOUT,
+        start_new_session=own_process_group,
     )
+    worker = {"nodename": nodename, "process": process, "log": log_path, "_file": log}
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if process.poll() is not None:
+            log.close()
             pytest.fail(
                 f"the Celery worker exited at start with code {process.returncode}:\n"
                 + log_path.read_text()[-3000:]
             )
         if app.control.ping(destination=[nodename], timeout=1.0):
-            break
-    else:
+            return worker
+    stop_celery_worker(worker)
+    pytest.fail(
+        "the Celery worker did not answer a ping within 60 s:\n" + log_path.read_text()[-3000:]
+    )
+
+
+def stop_celery_worker(worker: dict) -> None:
+    """Stop a worker started by :func:`start_celery_worker` (warm shutdown, then kill)."""
+    process = worker["process"]
+    if process.poll() is None:
         process.terminate()
-        pytest.fail(
-            "the Celery worker did not answer a ping within 60 s:\n" + log_path.read_text()[-3000:]
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=20)
+    worker["_file"].close()
+
+
+@pytest.fixture(scope="session")
+def celery_worker_process(redis_url, postgres_database, tmp_path_factory):
+    """A real Celery worker process (prefork, 2 children) on the test database and Redis."""
+    from costapp.celery import app
+
+    app.control.purge()
+    worker = start_celery_worker(
+        redis_url=redis_url,
+        database=postgres_database,
+        log_path=tmp_path_factory.mktemp("celery") / "worker.log",
+    )
+    yield worker
+    stop_celery_worker(worker)
+
+
+@pytest.fixture
+def celery_workers(redis_url, postgres_database, tmp_path):
+    """Start more real worker processes for one test (``celery_workers(concurrency=1, ...)``,
+    arguments as :func:`start_celery_worker`); the session worker stops consuming meanwhile, so
+    these workers alone run the test's tasks. All are stopped at the end of the test."""
+    from costapp.celery import app
+
+    started: list[dict] = []
+    paused: list[str] = []
+
+    def start(**options) -> dict:
+        if not started:
+            replies = app.control.cancel_consumer(app.conf.task_default_queue, reply=True)
+            paused.extend(name for reply in replies or [] for name in reply)
+        worker = start_celery_worker(
+            redis_url=redis_url,
+            database=postgres_database,
+            log_path=tmp_path / f"worker-{len(started)}.log",
+            **options,
         )
-    yield {"nodename": nodename, "process": process, "log": log_path}
-    process.terminate()
-    try:
-        process.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        process.kill()
-    log.close()
+        started.append(worker)
+        return worker
+
+    yield start
+    for worker in started:
+        stop_celery_worker(worker)
+    if paused:
+        app.control.add_consumer(app.conf.task_default_queue, destination=paused, reply=True)
 
 
 @pytest.fixture(scope="session")

@@ -1,7 +1,24 @@
 """The scenarios and runs API (docs/api.md, "Scenarios and runs"), under /api/v1/."""
 
+from django.urls import path
 from rest_framework.routers import DefaultRouter
 
-router = DefaultRouter(trailing_slash=True)
+from costapp.api import views
 
-urlpatterns = router.urls
+router = DefaultRouter(trailing_slash=True)
+router.register("scenarios", views.ScenarioViewSet, basename="scenario")
+router.register("runs", views.RunViewSet, basename="run")
+
+urlpatterns = [
+    # docs/api.md names the CSV without a trailing slash (so it is no router action)
+    path(
+        "runs/<int:pk>/monthly.csv",
+        views.RunViewSet.as_view(
+            {"get": "monthly_csv"},
+            renderer_classes=[views.EscapedJSONRenderer, views.CSVRenderer],
+        ),
+        name="run-monthly-csv",
+    ),
+    path("simulate/", views.SimulateView.as_view(), name="simulate"),
+    *router.urls,
+]

@@ -1,0 +1,345 @@
+"""Benchmark of runs on Celery workers: ``uv run python bench/runs.py``.
+
+A 100 000-path, 36-month, 5-option run (``bench/uncertain-h100-fleet.json``) end to end, from
+``services.run_create`` (the API's path: inputs frozen, run task published) to the row reading
+``succeeded``, on a real Redis and real worker processes (prefork, one child each): first one
+worker process, then two. Needs PostgreSQL (``DATABASE_URL``, default
+``postgres://postgres@127.0.0.1:5432/gputco_bench_runs``; the database is created and migrated).
+Redis: a private ``redis-server`` on a free port when the binary is there (so the byte counts
+are this benchmark's alone), else ``REDIS_URL``. Numeric libraries run on one thread everywhere.
+
+Prints, for each worker count, the median wall time of ``REPEATS`` runs (after a warm-up), the
+CPU time of the workers and of this process over those runs, and checks the results equal the
+in-process engine's bit for bit, and the time spent queued, in block tasks and in the merge (from
+the run's row); then the speed-up of 2 workers over 1, the overhead of 1 worker over the
+in-process engine (``services.scenario_simulate``, median of ``REPEATS``), and the bytes that
+travel through Redis per block task and per block (Redis's own ``total_net_input_bytes`` and
+``total_net_output_bytes``: task messages, and the block results written once and read once by
+the merge).
+Targets: 2 workers ≥ 1.8 × one; one worker ≤ 1.5 × the in-process time + 1 s.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_name] = "1"
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import secrets  # noqa: E402
+import shutil  # noqa: E402
+import signal  # noqa: E402
+import socket  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+SCENARIO = Path(__file__).resolve().parent / "uncertain-h100-fleet.json"
+PATHS = 100_000
+REPEATS = 3
+POLL_S = 0.1
+TARGET_SPEEDUP = 1.8
+TARGET_OVERHEAD_RATIO = 1.5
+TARGET_OVERHEAD_S = 1.0
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start_redis(workdir: Path) -> tuple[subprocess.Popen[bytes] | None, str]:
+    """A private redis-server (no persistence) when the binary is there; else ``REDIS_URL``."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        url = os.environ.get("REDIS_URL", "")
+        if not url:
+            sys.exit("no redis-server binary and no REDIS_URL: nothing to run the workers on")
+        return None, url
+    port = free_port()
+    process = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        cwd=workdir,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    import redis
+
+    client = redis.Redis(host="127.0.0.1", port=port)
+    for _ in range(100):
+        try:
+            client.ping()
+            break
+        except redis.ConnectionError:
+            time.sleep(0.05)
+    return process, f"redis://127.0.0.1:{port}/0"
+
+
+def group_cpu_s(pgid: int) -> float:
+    """User + system CPU time of the live processes of a process group [s]."""
+    total = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid:  # fields after the name: state, ppid, pgrp, ...
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / CLOCK_TICKS
+
+
+def start_workers(count: int, env: dict[str, str], workdir: Path) -> list[subprocess.Popen[bytes]]:
+    from costapp.celery import app
+
+    workers = []
+    names = []
+    for index in range(count):
+        name = f"bench-{index}-{secrets.token_hex(3)}@localhost"
+        names.append(name)
+        workers.append(
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "celery",
+                    "-A",
+                    "costapp",
+                    "worker",
+                    "--loglevel",
+                    "WARNING",
+                    "--pool",
+                    "prefork",
+                    "--concurrency",
+                    "1",
+                    "-n",
+                    name,
+                    "--without-gossip",
+                    "--without-mingle",
+                    "--without-heartbeat",
+                ],
+                cwd=ROOT,
+                env=env,
+                stdout=open(workdir / f"worker-{count}-{index}.log", "w"),  # noqa: SIM115
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        )
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        replies = app.control.ping(destination=names, timeout=1.0) or []
+        if len(replies) == count:
+            return workers
+    sys.exit(f"{count} worker(s) did not answer within 90 s (logs in {workdir})")
+
+
+def stop_workers(workers: list[subprocess.Popen[bytes]]) -> None:
+    for worker in workers:
+        os.killpg(worker.pid, signal.SIGTERM)
+    for worker in workers:
+        try:
+            worker.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(worker.pid, signal.SIGKILL)
+            worker.wait()
+
+
+def redis_bytes(url: str) -> int:
+    import redis
+
+    stats = redis.Redis.from_url(url).info("stats")
+    return int(stats["total_net_input_bytes"]) + int(stats["total_net_output_bytes"])
+
+
+def one_run(scenario: Any) -> tuple[float, Any]:
+    """Wall time from submitting a run to the moment its row says it succeeded [s] (the row's
+    ``finished``, so the polling interval does not count), and the run."""
+    from costapp import services
+    from costapp.models import SimulationRun
+
+    start = time.time()
+    run = services.run_create(scenario=scenario)
+    while True:
+        status = SimulationRun.objects.filter(pk=run.pk).values_list("status", flat=True).get()
+        if status != "queued" and status != "running":
+            break
+        time.sleep(POLL_S)
+    run.refresh_from_db()
+    wall = run.finished.timestamp() - start if run.finished else time.time() - start
+    if run.status != "succeeded":
+        sys.exit(f"run {run.pk} ended {run.status}: {run.error}")
+    return wall, run
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=REPEATS)
+    args = parser.parse_args()
+    workdir = Path(tempfile.mkdtemp(prefix="bench-runs-"))
+    redis_process, redis_url = start_redis(workdir)
+    database_url = os.environ.get(
+        "DATABASE_URL", "postgres://postgres@127.0.0.1:5432/gputco_bench_runs"
+    )
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "costapp.settings",
+        "SECRET_KEY": os.environ.get("SECRET_KEY") or secrets.token_urlsafe(50),
+        "DATABASE_URL": database_url,
+        "REDIS_URL": redis_url,
+        "LOG_LEVEL": "WARNING",
+    }
+    os.environ.update(env)
+    try:
+        _create_database(database_url)
+        import django
+
+        django.setup()
+        _bench(env, workdir, args.repeats, redis_url)
+        shutil.rmtree(workdir, ignore_errors=True)  # the worker logs stay only after a failure
+    finally:
+        if redis_process is not None:
+            redis_process.terminate()
+            redis_process.wait(timeout=10)
+
+
+def _create_database(url: str) -> None:
+    import psycopg
+    from psycopg import sql
+
+    base, _, name = url.rpartition("/")
+    with psycopg.connect(f"{base}/postgres", autocommit=True) as connection:
+        exists = connection.execute(
+            "SELECT 1 FROM pg_database WHERE datname = %s", [name]
+        ).fetchone()
+        if not exists:
+            connection.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+
+
+def _bench(env: dict[str, str], workdir: Path, repeats: int, redis_url: str) -> None:
+    import io
+
+    from django.contrib.auth.models import User
+    from django.core.management import call_command
+
+    from costapp import services
+    from costapp.celery import app
+    from costapp.models import Scenario
+    from costapp.tco import montecarlo
+
+    call_command("migrate", verbosity=0, stdout=io.StringIO())
+    call_command("load_catalog", verbosity=0, stdout=io.StringIO())
+    document = json.loads(SCENARIO.read_text(encoding="utf-8"))
+    document["simulation"]["paths"] = PATHS
+    owner, _ = User.objects.get_or_create(username="bench-runs")
+    scenario = Scenario.objects.create(owner=owner, name="bench", document=document)
+    app.control.purge()
+
+    services.scenario_simulate(document=document)  # warm-up
+    walls, cpus = [], []
+    expected = None
+    for _ in range(repeats):
+        start, start_cpu = time.perf_counter(), time.process_time()
+        expected = services.scenario_simulate(document=document)
+        walls.append(time.perf_counter() - start)
+        cpus.append(time.process_time() - start_cpu)
+    in_process = statistics.median(walls)
+    print(
+        f"in-process engine, {PATHS:,} paths: median {in_process:.3f} s wall, "
+        f"{statistics.median(cpus):.3f} s CPU (of {', '.join(f'{w:.3f}' for w in walls)})"
+    )
+
+    blocks = montecarlo.block_count(PATHS)
+    medians: dict[int, float] = {}
+    for count in (1, 2):
+        workers = start_workers(count, env, workdir)
+        try:
+            one_run(scenario)  # warm-up: imports and first connections in the workers
+            walls = []
+            phases = []
+            cpu_workers = cpu_here = 0.0
+            traffic = 0
+            for _ in range(repeats):
+                before_cpu = sum(group_cpu_s(w.pid) for w in workers)
+                before_here = time.process_time()
+                before_bytes = redis_bytes(redis_url)
+                wall, run = one_run(scenario)
+                traffic += redis_bytes(redis_url) - before_bytes
+                cpu_here += time.process_time() - before_here
+                cpu_workers += sum(group_cpu_s(w.pid) for w in workers) - before_cpu
+                walls.append(wall)
+                phases.append(
+                    (
+                        (run.started - run.created).total_seconds(),
+                        (run.merge_started - run.started).total_seconds(),
+                        (run.finished - run.merge_started).total_seconds(),
+                    )
+                )
+                if json.dumps(run.result) != json.dumps(expected):
+                    sys.exit(f"the result over {count} worker(s) differs from the in-process one")
+            units = len(run.units)
+            block_bytes = _stored_block_bytes(run)
+        finally:
+            stop_workers(workers)
+        medians[count] = statistics.median(walls)
+        print(
+            f"{count} worker process(es): median {medians[count]:.3f} s wall end to end "
+            f"(of {', '.join(f'{w:.3f}' for w in walls)}); CPU per run: workers "
+            f"{cpu_workers / repeats:.3f} s, this process {cpu_here / repeats:.3f} s; "
+            f"result equal to the in-process engine's bit for bit"
+        )
+        print(
+            "  phases (median): queued "
+            + ", block tasks ".join(
+                f"{statistics.median(p[i] for p in phases):.3f} s" for i in range(2)
+            )
+            + f", merge {statistics.median(p[2] for p in phases):.3f} s"
+        )
+        print(
+            f"  through Redis: {traffic / repeats / 1e3:,.1f} kB per run, "
+            f"{traffic / repeats / units / 1e3:,.2f} kB per block task ({units} tasks of "
+            f"{blocks // units} blocks), {traffic / repeats / blocks / 1e3:,.2f} kB per block "
+            f"of 1 000 paths (in and out); the block results themselves, kept in Redis until the "
+            f"merge: {block_bytes / 1e6:,.1f} MB per run, {block_bytes / blocks / 1e3:,.1f} kB "
+            f"per block"
+        )
+    speedup = medians[1] / medians[2]
+    budget = TARGET_OVERHEAD_RATIO * in_process + TARGET_OVERHEAD_S
+    print(
+        f"speed-up of 2 workers over 1: {speedup:.2f}x (target >= {TARGET_SPEEDUP}x: "
+        f"{'met' if speedup >= TARGET_SPEEDUP else 'NOT met'})"
+    )
+    print(
+        f"1 worker end to end / in-process engine: {medians[1] / in_process:.2f}x, "
+        f"+{medians[1] - in_process:.3f} s (target <= 1.5 x {in_process:.3f} + 1 s = "
+        f"{budget:.3f} s: {'met' if medians[1] <= budget else 'NOT met'})"
+    )
+    print(f"cores: {os.cpu_count()}, load average: {os.getloadavg()}")
+
+
+def _stored_block_bytes(run: Any) -> int:
+    """Bytes of block results a run keeps until its merge (computed again as a worker does)."""
+    from costapp import services
+    from costapp.tco.core import plan_build
+
+    plan = plan_build(run.inputs, run.gpus)
+    return sum(
+        len(services.BLOCK_KINDS[kind].compute(plan, run.inputs, blocks))
+        for kind, _unit, blocks in run.units
+    )
+
+
+if __name__ == "__main__":
+    main()

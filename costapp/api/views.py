@@ -1,0 +1,190 @@
+"""Views of the scenarios and runs API (docs/api.md, "Scenarios and runs").
+
+Analysts and above (``AnalystPermission``). Privacy by owner: another user's private scenario,
+and its runs, answer 404 on every endpoint; a shared scenario (and its runs) is readable by every
+analyst and changed, run or cancelled by its owner alone (403 for others).
+"""
+
+import csv
+import io
+import json
+from typing import Any
+
+import django_filters
+from django.http import HttpResponse
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import mixins, renderers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import APIException, PermissionDenied, ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.reverse import reverse
+from rest_framework.views import APIView
+
+from accounts.permissions import AnalystPermission
+from costapp import selectors, services
+from costapp.api.parsers import DocumentJSONParser, StrictJSONParser, scenario_error_detail
+from costapp.api.serializers import RunCreateSerializer, RunSerializer, ScenarioSerializer
+from costapp.models import Scenario, SimulationRun
+from costapp.tco.errors import ScenarioError
+
+
+class EscapedJSONRenderer(renderers.JSONRenderer):
+    """JSON with every non-ASCII character escaped: a document may hold any string, a lone
+    surrogate included, and still reads back exactly."""
+
+    ensure_ascii = True
+
+
+JSON_RENDERERS = [EscapedJSONRenderer, renderers.BrowsableAPIRenderer]
+
+
+class Conflict(APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_detail = "The request conflicts with the current state of the resource."
+
+
+def broker_unavailable_response(exc: services.BrokerUnavailable) -> Response:
+    """503 in the API's error format, with a hint when to retry."""
+    return Response(
+        {"errors": [{"field": None, "message": str(exc)}]},
+        status=status.HTTP_503_SERVICE_UNAVAILABLE,
+        headers={"Retry-After": "30"},
+    )
+
+
+def _owned(request: Request, scenario: Scenario, doing: str) -> None:
+    if scenario.owner_id != request.user.pk:
+        raise PermissionDenied(f"Only the owner of a shared scenario may {doing}.")
+
+
+class ScenarioViewSet(viewsets.ModelViewSet):
+    """Your scenarios and the shared ones."""
+
+    serializer_class = ScenarioSerializer
+    permission_classes = [AnalystPermission]
+    renderer_classes = JSON_RENDERERS
+    parser_classes = [StrictJSONParser]
+
+    def get_queryset(self) -> Any:
+        if getattr(self, "swagger_fake_view", False):  # the schema generator's anonymous look
+            return Scenario.objects.none()
+        return selectors.scenarios_visible(user=self.request.user)
+
+    def perform_update(self, serializer: ScenarioSerializer) -> None:
+        _owned(self.request, serializer.instance, "change it")
+        serializer.save()
+
+    def perform_destroy(self, instance: Scenario) -> None:
+        _owned(self.request, instance, "delete it")
+        instance.delete()
+
+    @extend_schema(
+        request=RunCreateSerializer,
+        responses={202: RunSerializer, 503: OpenApiResponse(description="broker unreachable")},
+    )
+    @action(detail=True, methods=["post"], url_path="runs")
+    def runs(self, request: Request, pk: Any = None) -> Response:
+        """Start a run of this scenario (202, ``Location``: the run)."""
+        scenario = self.get_object()
+        _owned(request, scenario, "run it")
+        body = RunCreateSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            run = services.run_create(
+                scenario=scenario,
+                seed=body.validated_data.get("seed"),
+                paths=body.validated_data.get("paths"),
+                reprice=body.validated_data["reprice"],
+            )
+        except ScenarioError as exc:
+            raise ValidationError(scenario_error_detail(exc.errors, prefix="document")) from None
+        except services.BrokerUnavailable as exc:
+            return broker_unavailable_response(exc)
+        data = RunSerializer(run, context=self.get_serializer_context()).data
+        return Response(
+            data,
+            status=status.HTTP_202_ACCEPTED,
+            headers={"Location": reverse("run-detail", args=[run.pk], request=request)},
+        )
+
+
+class RunFilterSet(django_filters.FilterSet):
+    scenario = django_filters.NumberFilter(field_name="scenario_id")
+
+    class Meta:
+        model = SimulationRun
+        fields = ["scenario"]
+
+
+class CSVRenderer(renderers.BaseRenderer):
+    """``text/csv``: text as it is (anything else, an error body, as JSON)."""
+
+    media_type = "text/csv"
+    format = "csv"
+    charset = "utf-8"
+
+    def render(self, data: Any, accepted_media_type: Any = None, renderer_context: Any = None):
+        if isinstance(data, str):
+            return data.encode("utf-8")
+        return json.dumps(data).encode("utf-8")
+
+
+class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """Runs of your scenarios and of the shared ones, newest first."""
+
+    serializer_class = RunSerializer
+    permission_classes = [AnalystPermission]
+    renderer_classes = JSON_RENDERERS
+    filterset_class = RunFilterSet
+
+    def get_queryset(self) -> Any:
+        if getattr(self, "swagger_fake_view", False):  # the schema generator's anonymous look
+            return SimulationRun.objects.none()
+        return selectors.runs_visible(user=self.request.user)
+
+    @extend_schema(request=None, responses={200: RunSerializer, 409: None})
+    @action(detail=True, methods=["post"])
+    def cancel(self, request: Request, pk: Any = None) -> Response:
+        """Cancel a queued or running run (409 when it has already ended)."""
+        run = self.get_object()
+        _owned(request, run.scenario, "cancel its runs")
+        if not services.run_cancel(run=run):
+            raise Conflict(f"The run has already ended ({run.status}).")
+        return Response(self.get_serializer(run).data)
+
+    @extend_schema(responses={(200, "text/csv"): str, 409: None})
+    def monthly_csv(self, request: Request, pk: Any = None) -> HttpResponse:
+        """One row per option and month 0 … H: the cost categories, total and cumulative [USD]."""
+        run = self.get_object()
+        if run.status != SimulationRun.Status.SUCCEEDED:
+            raise Conflict(f"The run has no result yet ({run.status}).")
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(services.MONTHLY_CSV_COLUMNS)
+        writer.writerows(services.run_monthly_rows(run=run))
+        response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="run-{run.pk}-monthly.csv"'
+        return response
+
+
+class SimulateView(APIView):
+    """Price a small scenario document at once (at most 1 000 paths): 200 with the result."""
+
+    permission_classes = [AnalystPermission]
+    parser_classes = [DocumentJSONParser]
+    renderer_classes = JSON_RENDERERS
+
+    @extend_schema(request=dict, responses={200: dict})
+    def post(self, request: Request) -> Response:
+        try:
+            result = services.simulate_at_once(document=request.data)
+            json.dumps(result, allow_nan=False)
+        except ScenarioError as exc:
+            raise ValidationError(scenario_error_detail(exc.errors, prefix="document")) from None
+        except (ArithmeticError, ValueError) as exc:
+            # Numbers at the edge of what validation accepts can still overflow the arithmetic.
+            raise ValidationError(
+                {"document": [f"these figures cannot be computed: {type(exc).__name__}: {exc}"]}
+            ) from None
+        return Response(result)

@@ -1,0 +1,34 @@
+"""Helpers shared by the scenario and run tests."""
+
+import json
+from pathlib import Path
+
+from django.contrib.auth.models import Group, User
+
+from accounts.roles import ANALYST
+
+SCENARIOS = Path(__file__).resolve().parents[1] / "tco" / "scenarios"
+
+
+def scenario_document(name: str = "uncertain-h100-fleet", **simulation) -> dict:
+    """A shipped scenario document, with simulation settings replaced where given."""
+    document = json.loads((SCENARIOS / f"{name}.json").read_text())
+    if simulation:
+        document["simulation"] = {**document.get("simulation", {}), **simulation}
+    return document
+
+
+def analyst(username: str) -> User:
+    """A user in the analyst group."""
+    user = User.objects.create_user(username=username, password="pw-" + username)
+    user.groups.add(Group.objects.get_or_create(name=ANALYST)[0])  # flushed by transactional tests
+    return user
+
+
+def post_json(client, url: str, body, **extra):
+    return client.post(
+        url,
+        data=body if isinstance(body, str | bytes) else json.dumps(body),
+        content_type="application/json",
+        **extra,
+    )

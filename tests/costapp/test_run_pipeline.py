@@ -1,0 +1,157 @@
+"""The run pipeline step by step, in this process: a message delivered twice never doubles or
+corrupts a run, and the periodic check requeues only runs with no sign of life."""
+
+import json
+import logging
+from datetime import timedelta
+
+import pytest
+from django.test import override_settings
+from django.utils import timezone
+
+from costapp import services
+from costapp.celery import app
+from costapp.models import RunBlock, Scenario, SimulationRun
+
+from .runs_helpers import analyst, scenario_document
+
+
+@pytest.fixture
+def tasks_in_process():
+    before = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    with override_settings(REDIS_URL="", RUN_BLOCKS_PER_TASK=1):
+        yield
+    app.conf.task_always_eager = before
+
+
+@pytest.fixture
+def finished_run(db, catalog_gpus, tasks_in_process):
+    scenario = Scenario.objects.create(
+        owner=analyst("pat"), name="s", document=scenario_document(paths=3_500, seed=2)
+    )
+    run = services.run_create(scenario=scenario)
+    assert run.status == "succeeded", run.error
+    assert len(run.units) == 4
+    return run
+
+
+def a_copy(run: SimulationRun, **fields) -> SimulationRun:
+    """A new run with the same frozen inputs, not yet started."""
+    values = {
+        name: getattr(run, name)
+        for name in (
+            "scenario",
+            "seed",
+            "paths",
+            "document_sha256",
+            "inputs",
+            "gpus",
+            "normalize_warnings",
+            "catalog_warnings",
+            "units",
+        )
+    }
+    return SimulationRun.objects.create(**{**values, **fields})
+
+
+def test_a_block_delivered_twice_is_stored_once(finished_run):
+    run = a_copy(finished_run, status="running")
+    services.run_block_execute(run_id=run.id, kind="montecarlo", unit=1)
+    run.refresh_from_db()
+    first = (run.progress, list(RunBlock.objects.values_list("unit", flat=True)))
+    services.run_block_execute(run_id=run.id, kind="montecarlo", unit=1)
+    run.refresh_from_db()
+    assert (run.progress, list(RunBlock.objects.values_list("unit", flat=True))) == first
+    assert first == (25, [1])
+
+
+def test_the_last_block_merges_and_a_second_merge_changes_nothing(finished_run):
+    run = a_copy(finished_run, status="running")
+    for unit in (3, 0, 2, 1):  # any order; the last one to land publishes the merge
+        services.run_block_execute(run_id=run.id, kind="montecarlo", unit=unit)
+    run.refresh_from_db()
+    assert run.status == "succeeded" and run.progress == 100
+    assert json.dumps(run.result) == json.dumps(finished_run.result)
+    finished = run.finished
+    run.merge_started = None
+    run.save()
+    services.run_merge(run_id=run.id)
+    services.run_block_execute(run_id=run.id, kind="montecarlo", unit=0)
+    services.run_execute(run_id=run.id)
+    run.refresh_from_db()
+    assert (run.status, run.finished, run.attempts) == ("succeeded", finished, 0)
+    assert json.dumps(run.result) == json.dumps(finished_run.result)
+    assert RunBlock.objects.count() == 0
+
+
+def test_a_restarted_run_publishes_only_the_missing_blocks(finished_run, caplog):
+    run = a_copy(finished_run, status="running", attempts=1)
+    services.run_block_execute(run_id=run.id, kind="montecarlo", unit=0)
+    services.run_block_execute(run_id=run.id, kind="montecarlo", unit=2)
+    with caplog.at_level(logging.INFO, logger="costapp.services"):
+        services.run_execute(run_id=run.id)
+    assert f"run {run.id}: attempt 2, 2 of 4 block tasks to publish" in caplog.text
+    run.refresh_from_db()
+    assert run.status == "succeeded" and run.attempts == 2
+    assert json.dumps(run.result) == json.dumps(finished_run.result)
+
+
+def test_the_periodic_check_requeues_only_runs_without_a_sign_of_life(finished_run):
+    long_ago = timezone.now() - timedelta(hours=1)
+    lost = a_copy(finished_run)  # queued, its message lost
+    SimulationRun.objects.filter(pk=lost.pk).update(created=long_ago)
+    stalled = a_copy(finished_run, status="running", heartbeat=long_ago, attempts=1)
+    alive = a_copy(finished_run, status="running", heartbeat=timezone.now(), attempts=1)
+    requeued = services.runs_requeue_stale(stale_after=timedelta(minutes=15))
+    assert sorted(requeued) == sorted([lost.id, stalled.id])
+    for run, attempts in ((lost, 1), (stalled, 2)):
+        run.refresh_from_db()
+        assert (run.status, run.attempts) == ("succeeded", attempts)
+        assert json.dumps(run.result) == json.dumps(finished_run.result)
+    alive.refresh_from_db()
+    assert alive.status == "running" and alive.attempts == 1
+    assert not SimulationRun.objects.filter(status="failed").exists()
+
+
+def test_a_cancelled_run_drops_blocks_that_land_later(finished_run):
+    run = a_copy(finished_run, status="running")
+    services.run_block_execute(run_id=run.id, kind="montecarlo", unit=0)
+    assert services.run_cancel(run=run)
+    services.run_block_execute(run_id=run.id, kind="montecarlo", unit=1)
+    services.run_merge(run_id=run.id)
+    run.refresh_from_db()
+    assert run.status == "cancelled" and run.result is None
+    assert RunBlock.objects.count() == 0
+    assert not services.run_cancel(run=run)
+
+
+def test_a_rerun_after_the_document_changed_freezes_it_anew(finished_run):
+    scenario = finished_run.scenario
+    services.scenario_update(scenario=scenario, document=scenario_document(paths=1_000, seed=8))
+    run = services.run_create(scenario=scenario)
+    assert run.inputs_copied_from is None and (run.seed, run.paths) == (8, 1_000)
+    expected = services.scenario_simulate(document=scenario_document(paths=1_000, seed=8))
+    assert json.dumps(run.result) == json.dumps(expected)
+
+
+def test_beat_requeues_runs_and_tasks_end_before_the_visibility_timeout():
+    from django.conf import settings
+
+    app.loader.import_default_modules()  # what a worker or beat does at start
+    entry = settings.CELERY_BEAT_SCHEDULE["runs-requeue-stale"]
+    assert entry["task"] in app.tasks
+    visibility = app.conf.broker_transport_options["visibility_timeout"]
+    assert app.conf.task_soft_time_limit < app.conf.task_time_limit < visibility
+    assert app.conf.worker_prefetch_multiplier == 1 and app.conf.task_acks_late
+    for name in ("costapp.run_execute", "costapp.run_block", "costapp.run_merge"):
+        assert app.tasks[name].acks_late, name
+
+
+@override_settings(RUN_BLOCKS_PER_TASK=10)
+def test_the_blocks_keeping_months_go_in_smaller_tasks_and_every_block_is_in_one():
+    units = services.run_units(inputs={"simulation": {"paths": 100_000, "seed": 0}})
+    assert [len(blocks) for _kind, _unit, blocks in units] == [2] * 5 + [10] * 9
+    assert [b for _kind, _unit, blocks in units for b in blocks] == list(range(100))
+    assert [unit for _kind, unit, _blocks in units] == list(range(14))
+    assert services.run_units(inputs={"name": "no simulation"}) == []
