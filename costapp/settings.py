@@ -168,6 +168,19 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "costapp.api.errors.exception_handler",
     "DATETIME_FORMAT": "iso-8601",
     "COERCE_DECIMAL_TO_STRING": True,
+    "DEFAULT_THROTTLE_CLASSES": ["accounts.throttling.TokenRateThrottle"],
+}
+# Requests allowed per token (per user for a session, per address when anonymous).
+API_THROTTLE_RATE = env.str("API_THROTTLE_RATE", default="1200/minute")
+
+# The cache holds the throttles' counters: shared through Redis by every process when REDIS_URL
+# is set, per process otherwise.
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+        if REDIS_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
 }
 
 SPECTACULAR_SETTINGS = {
