@@ -188,6 +188,8 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Catalog, scenarios and runs for GPU cost of ownership.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Requests and responses differ (related objects: a slug in, a brief object out).
+    "COMPONENT_SPLIT_REQUEST": True,
     # Swagger UI and Redoc from the project's own static files (no CDN).
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

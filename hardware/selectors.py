@@ -145,3 +145,25 @@ def purchase_quote_terms(*, quote_id: int) -> dict | None:
         "support_fraction_per_year": float(quote.support_fraction_per_year),
         "standing": quote_standing(quote),
     }
+
+
+def cheapest_prices(*, gpu: GpuModel, as_of: date | datetime | None = None) -> list[InstancePrice]:
+    """Per (provider, billing), the current price of ``gpu`` with the lowest USD per GPU-hour at
+    ``as_of`` (default now); ties go to the first offer and region by name. Sorted by provider,
+    then billing."""
+    rows = (
+        current_prices(as_of)
+        .filter(offer__gpu=gpu)
+        .order_by(
+            "offer__provider__slug",
+            "billing",
+            "usd_per_gpu_hour",
+            "offer__instance_type",
+            "region__code",
+            "pk",
+        )
+    )
+    cheapest: dict[tuple[int, str], InstancePrice] = {}
+    for row in rows:
+        cheapest.setdefault((row.offer.provider_id, row.billing), row)
+    return list(cheapest.values())
