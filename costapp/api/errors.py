@@ -9,6 +9,7 @@ from typing import Any
 
 from django.http import HttpRequest, JsonResponse
 from django.urls import Resolver404, resolve
+from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions
 from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -58,6 +59,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]):
     return response
 
 
+@csrf_exempt
 def api_not_found(request: HttpRequest, path: str = "") -> JsonResponse:
     """Any path under ``/api/`` that names no endpoint: 404 in the error format (JSON, not the
     site's HTML page), with a hint when the path only lacks its trailing slash."""

@@ -176,7 +176,7 @@ class GpuModelSerializer(CatalogSerializer):
 class CheapestPriceSerializer(serializers.Serializer):
     """The cheapest current price of a GPU from one provider in one billing model."""
 
-    provider = ProviderBriefSerializer(read_only=True)
+    provider = ProviderBriefSerializer(source="offer.provider", read_only=True)
     billing = serializers.CharField(
         read_only=True, help_text="on_demand, spot, commit_1y, commit_3y"
     )

@@ -142,6 +142,8 @@ def test_unknown_api_paths_and_methods_answer_in_the_error_format(alice):
     slashless = client.get("/api/v1/auth/tokens")
     assert slashless.status_code == 404
     assert slashless.json()["errors"][0]["message"].endswith("Did you mean /api/v1/auth/tokens/ ?")
+    posted = APIClient(enforce_csrf_checks=True).post("/api/v1/gpus/a.b/", {}, format="json")
+    assert posted.status_code == 404 and posted.json()["errors"][0]["field"] is None
     wrong_method = client.put(TOKENS, {}, format="json")
     assert wrong_method.status_code == 405
     assert wrong_method.json() == {
