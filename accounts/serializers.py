@@ -6,9 +6,15 @@ from rest_framework import serializers
 class TokenCreateSerializer(serializers.Serializer):
     """Credentials for a new token; both may be left out when signed in by session."""
 
-    username = serializers.CharField(required=False, max_length=150)
+    username = serializers.CharField(
+        required=False, max_length=150, help_text="leave out when signed in by session"
+    )
     password = serializers.CharField(
-        required=False, max_length=4096, write_only=True, style={"input_type": "password"}
+        required=False,
+        max_length=4096,
+        write_only=True,
+        style={"input_type": "password"},
+        help_text="the user's password; leave out when signed in by session",
     )
 
     def validate(self, attrs: dict) -> dict:

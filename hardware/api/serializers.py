@@ -32,7 +32,10 @@ class GpuBriefSerializer(serializers.ModelSerializer):
     class Meta:
         model = GpuModel
         fields = ["slug", "name"]
-        extra_kwargs = {"name": {"help_text": "name, e.g. NVIDIA H100 SXM5 80GB"}}
+        extra_kwargs = {
+            "slug": {"help_text": "identifier used by scenarios"},
+            "name": {"help_text": "name, e.g. NVIDIA H100 SXM5 80GB"},
+        }
 
 
 class ProviderBriefSerializer(serializers.ModelSerializer):
@@ -41,6 +44,11 @@ class ProviderBriefSerializer(serializers.ModelSerializer):
     class Meta:
         model = Provider
         fields = ["slug", "name", "kind"]
+        extra_kwargs = {
+            "slug": {"help_text": "identifier, e.g. aws"},
+            "name": {"help_text": "name"},
+            "kind": {"help_text": "what sort of seller"},
+        }
 
 
 class RegionBriefSerializer(serializers.ModelSerializer):
@@ -49,18 +57,27 @@ class RegionBriefSerializer(serializers.ModelSerializer):
     class Meta:
         model = Region
         fields = ["id", "code", "name"]
+        extra_kwargs = {
+            "code": {"help_text": "the provider's own region name"},
+            "name": {"help_text": "readable name"},
+        }
 
 
 class OfferBriefSerializer(serializers.ModelSerializer):
     """An instance offer in brief."""
 
-    provider = serializers.SlugRelatedField(slug_field="slug", read_only=True)
-    gpu = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    provider = serializers.SlugRelatedField(
+        slug_field="slug", read_only=True, help_text="provider slug"
+    )
+    gpu = serializers.SlugRelatedField(slug_field="slug", read_only=True, help_text="GPU slug")
 
     class Meta:
         model = InstanceOffer
         fields = ["id", "provider", "instance_type", "gpu", "gpu_count"]
-        extra_kwargs = {"gpu_count": {"help_text": "GPUs per instance [count]"}}
+        extra_kwargs = {
+            "instance_type": {"help_text": "the provider's instance name"},
+            "gpu_count": {"help_text": "GPUs per instance [count]"},
+        }
 
 
 class BriefRelatedField(serializers.SlugRelatedField):
@@ -176,7 +193,9 @@ class GpuModelSerializer(CatalogSerializer):
 class CheapestPriceSerializer(serializers.Serializer):
     """The cheapest current price of a GPU from one provider in one billing model."""
 
-    provider = ProviderBriefSerializer(source="offer.provider", read_only=True)
+    provider = ProviderBriefSerializer(
+        source="offer.provider", read_only=True, help_text="who sells it"
+    )
     billing = serializers.CharField(
         read_only=True, help_text="on_demand, spot, commit_1y, commit_3y"
     )
@@ -186,9 +205,11 @@ class CheapestPriceSerializer(serializers.Serializer):
     usd_per_hour = serializers.DecimalField(
         max_digits=20, decimal_places=10, read_only=True, help_text="instance price [USD/h]"
     )
-    offer = OfferBriefSerializer(read_only=True)
-    region = RegionBriefSerializer(read_only=True)
-    price_id = serializers.IntegerField(source="id", read_only=True, help_text="the price row")
+    offer = OfferBriefSerializer(read_only=True, help_text="the instance offer behind the price")
+    region = RegionBriefSerializer(read_only=True, help_text="the region the price applies in")
+    price_id = serializers.IntegerField(
+        source="id", read_only=True, help_text="the price row (prices/{id}/) [id]"
+    )
     first_seen = serializers.DateTimeField(read_only=True, help_text="[UTC]")
     last_seen = serializers.DateTimeField(read_only=True, help_text="[UTC]")
 
@@ -196,9 +217,11 @@ class CheapestPriceSerializer(serializers.Serializer):
 class CheapestSerializer(serializers.Serializer):
     """``gpus/{slug}/cheapest/``: per provider and billing, the lowest USD per GPU-hour."""
 
-    gpu = GpuBriefSerializer(read_only=True)
+    gpu = GpuBriefSerializer(read_only=True, help_text="the GPU model")
     as_of = serializers.DateField(read_only=True, help_text="the day the catalog is read at [UTC]")
-    results = CheapestPriceSerializer(many=True, read_only=True)
+    results = CheapestPriceSerializer(
+        many=True, read_only=True, help_text="one row per provider and billing"
+    )
 
 
 # --- providers, regions, offers ---------------------------------------------------------------
@@ -276,7 +299,7 @@ class InstancePriceSerializer(CatalogSerializer):
         OfferBriefSerializer,
         slug_field="pk",
         queryset=InstanceOffer.objects.select_related("provider", "gpu"),
-        help_text="instance offer: its id on write, in brief on read",
+        help_text="instance offer: its id [id] on write, in brief on read",
     )
     region = RegionCodeField(
         max_length=160,

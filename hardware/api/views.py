@@ -13,11 +13,10 @@ from django.http import HttpResponse
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import exceptions, serializers, status, viewsets
+from rest_framework import exceptions, generics, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from accounts.permissions import CatalogPermission
 
@@ -174,20 +173,19 @@ class InstancePriceViewSet(CatalogViewSet):
         return self.get_paginated_response(self.get_serializer(page, many=True).data)
 
 
-class CurrentPricesExport(APIView):
+class CurrentPricesExport(generics.GenericAPIView):
     """``prices/current.csv`` and ``prices/current.xlsx``: the current prices as a table for
     spreadsheets, with the same filters (and ``as_of``) as ``prices/current/``, unpaginated."""
 
     permission_classes = [CatalogPermission]
     kind = "csv"
 
-    def get_queryset(self):  # for the schema's filter parameters
-        return InstancePrice.objects.none()
-
-    filter_backends = viewsets.ModelViewSet.filter_backends
+    queryset = InstancePrice.objects.select_related(*PRICE_RELATED)
     filterset_class = filtersets.PriceFilterSet
+    pagination_class = None
 
     @extend_schema(
+        filters=True,
         parameters=[AS_OF],
         responses={
             (200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="one row a price"),
@@ -195,9 +193,7 @@ class CurrentPricesExport(APIView):
         },
     )
     def get(self, request: Request) -> HttpResponse:
-        rows = selectors.current_prices(as_of_param(request))
-        for backend in self.filter_backends:
-            rows = backend().filter_queryset(request, rows, self)
+        rows = self.filter_queryset(selectors.current_prices(as_of_param(request)))
         table = exports.price_table(rows)
         stamp = timezone.now().strftime("%Y-%m-%d")
         if self.kind == "xlsx":
