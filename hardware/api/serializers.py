@@ -88,7 +88,12 @@ class BriefRelatedField(serializers.SlugRelatedField):
         super().__init__(**kwargs)
 
     def to_representation(self, obj: Any) -> Any:
-        return self.brief(obj, context=self.context).data
+        # One brief serializer per field, reused for every row: building a ModelSerializer's
+        # fields is far dearer than rendering a row with them.
+        brief = self.__dict__.get("_brief_serializer")
+        if brief is None:
+            brief = self.__dict__["_brief_serializer"] = self.brief(context=self.context)
+        return brief.to_representation(obj)
 
     def use_pk_only_optimization(self) -> bool:
         return False
@@ -289,7 +294,10 @@ class RegionCodeField(serializers.CharField):
     """A region: written as its code (within the offer's provider), read in brief."""
 
     def to_representation(self, value: Any) -> Any:
-        return RegionBriefSerializer(value, context=self.context).data
+        brief = self.__dict__.get("_brief_serializer")
+        if brief is None:
+            brief = self.__dict__["_brief_serializer"] = RegionBriefSerializer(context=self.context)
+        return brief.to_representation(value)
 
 
 class InstancePriceSerializer(CatalogSerializer):
