@@ -6,6 +6,7 @@ decimal string in USD; a write may say ``"currency": "USD"`` and nothing else. E
 text names its unit; the OpenAPI schema shows it as the field's description.
 """
 
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -13,6 +14,7 @@ from django.utils import timezone
 from rest_framework import serializers
 
 from ..models import (
+    MONEY_QUANTUM,
     DedicatedQuote,
     EgressTier,
     GpuModel,
@@ -290,6 +292,17 @@ class InstanceOfferSerializer(CatalogSerializer):
 # --- prices -----------------------------------------------------------------------------------
 
 
+def money_string(value: Decimal) -> str:
+    """A USD amount as the API writes it: a decimal string with 10 places (``"23.9200000000"``)."""
+    return f"{Decimal(value).quantize(MONEY_QUANTUM):f}"
+
+
+def utc_string(moment: datetime) -> str:
+    """A time as the API writes it: ISO 8601 in UTC, ``Z`` for the offset."""
+    text = moment.astimezone(UTC).isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+
 class RegionCodeField(serializers.CharField):
     """A region: written as its code (within the offer's provider), read in brief."""
 
@@ -348,6 +361,29 @@ class InstancePriceSerializer(CatalogSerializer):
             "usd_per_gpu_hour": {
                 "help_text": "usd_per_hour / gpu_count [USD per GPU-hour] (derived)"
             },
+        }
+
+    def to_representation(self, instance: InstancePrice) -> dict:
+        """The same document as DRF's field-by-field rendering (a test holds them equal), built
+        directly: price lists are the API's busiest read."""
+        offer, region = instance.offer, instance.region
+        return {
+            "id": instance.pk,
+            "offer": {
+                "id": offer.pk,
+                "provider": offer.provider.slug,
+                "instance_type": offer.instance_type,
+                "gpu": offer.gpu.slug,
+                "gpu_count": offer.gpu_count,
+            },
+            "region": {"id": region.pk, "code": region.code, "name": region.name},
+            "zone": instance.zone,
+            "billing": instance.billing,
+            "usd_per_hour": money_string(instance.usd_per_hour),
+            "usd_per_gpu_hour": money_string(instance.usd_per_gpu_hour),
+            "source": instance.source_name,
+            "first_seen": utc_string(instance.first_seen),
+            "last_seen": utc_string(instance.last_seen),
         }
 
     def validate(self, attrs: dict) -> dict:

@@ -174,6 +174,32 @@ class TestPrices(CatalogCrudTests):
         }
         assert body["region"] == {"id": base.region.pk, "code": "us-east-1", "name": "Virginia"}
 
+    def test_the_direct_rendering_equals_drfs_field_by_field_one(self, base, role_clients):
+        from rest_framework import serializers
+
+        from hardware.api.serializers import InstancePriceSerializer
+
+        prices = [
+            make_price(base.offer, base.region, "23.92"),
+            make_price(
+                base.offer,
+                base.region,
+                "0.0000000001",
+                billing=Billing.SPOT,
+                zone="us-east-1a",
+                first_seen=T0 + timedelta(microseconds=123456),
+                last_seen=T0 + timedelta(days=400, seconds=7),
+            ),
+            make_price(base.offer, base.region, "1234567890.5", billing=Billing.COMMIT_3Y),
+        ]
+        for price in prices:
+            price.refresh_from_db()
+            fast = InstancePriceSerializer(price).data
+            generic = serializers.ModelSerializer.to_representation(
+                InstancePriceSerializer(price), price
+            )
+            assert fast == generic
+
     def test_invalid_prices_are_refused_with_the_field_named(self, base, role_clients):
         editor = role_clients["catalog-editor"]
         good = self.create_body(base)
