@@ -117,3 +117,17 @@ def test_the_workbook_has_typed_cells_a_frozen_header_and_filters(market, viewer
     assert isinstance(big8["gpu_count"], int) and big8["gpu_count"] == 8
     assert big8["first_seen_utc"].isoformat() == "2026-01-21T00:00:00"
     assert Decimal(str(big8["usd_per_hour"])) == Decimal(40)
+
+
+def test_current_prices_take_the_same_queries_whatever_the_page_size(market, viewer):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    counts = []
+    for page_size in (1, 500):
+        with CaptureQueriesContext(connection) as queries:
+            response = viewer.get("/api/v1/prices/current/", {"page_size": page_size})
+        assert response.status_code == 200
+        assert len(response.json()["results"]) == (1 if page_size == 1 else 5)
+        counts.append(len(queries))
+    assert counts[0] == counts[1] <= 6, counts
