@@ -117,6 +117,7 @@ def generate(
     return {
         "page_size": page_size,
         "target_rps": rate,
+        "scheduled": total,
         "requests": len(results),
         "ok": ok,
         "non_200": len(results) - ok,
@@ -353,7 +354,8 @@ def report(r: dict[str, Any]) -> None:
         return
     print(
         f"page_size={r['page_size']:>3}  target {r['target_rps']:.0f} req/s  "
-        f"achieved {r['achieved_rps']:.1f} req/s  {r['requests']} requests ({r['non_200']} not 200)  "
+        f"achieved {r['achieved_rps']:.1f} req/s  {r['requests']} of {r['scheduled']} scheduled requests "
+        f"answered ({r['non_200']} not 200)  "
         f"p50 {r['p50_ms']:.1f} ms  p99 {r['p99_ms']:.1f} ms  max {r['max_ms']:.1f} ms  "
         f"(send→answer p50 {r['service_p50_ms']:.1f} / p99 {r['service_p99_ms']:.1f} ms)  "
         f"generator CPU {r['generator_cpu_s']:.2f} s, server CPU {r['server_cpu_s']:.2f} s "
