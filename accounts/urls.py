@@ -1,3 +1,10 @@
 """Authentication endpoints of the API (docs/api.md): tokens, under /api/v1/auth/."""
 
-urlpatterns: list = []
+from rest_framework.routers import SimpleRouter
+
+from .api import TokenViewSet
+
+router = SimpleRouter(trailing_slash=True)
+router.register("tokens", TokenViewSet, basename="token")
+
+urlpatterns = router.urls

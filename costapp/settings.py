@@ -225,6 +225,23 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "costapp.api.errors.exception_handler",
     "DATETIME_FORMAT": "iso-8601",
     "COERCE_DECIMAL_TO_STRING": True,
+    "DEFAULT_THROTTLE_CLASSES": ["accounts.throttling.TokenRateThrottle"],
+}
+# Requests allowed per token (per user for a session, per address when anonymous).
+API_THROTTLE_RATE = env.str("API_THROTTLE_RATE", default="1200/minute")
+
+# The cache holds the throttles' counters: shared through Redis by every process when REDIS_URL
+# is set, per process otherwise.
+CACHES = {
+    "default": (
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "gputco-cache",
+        }
+        if REDIS_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
 }
 
 SPECTACULAR_SETTINGS = {
@@ -232,10 +249,18 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Catalog, scenarios and runs for GPU cost of ownership.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Requests and responses differ (related objects: a slug in, a brief object out).
+    "COMPONENT_SPLIT_REQUEST": True,
     # Swagger UI and Redoc from the project's own static files (no CDN).
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Several models have a `status`: each choice set gets its own name in the schema.
+    "ENUM_NAME_OVERRIDES": {
+        "RunStatusEnum": "costapp.models.SimulationRun.Status",
+        "QuoteStatusEnum": "hardware.models.QuoteStatus",
+        "RefreshStatusEnum": "hardware.models.RefreshStatus",
+    },
 }
 
 API_TOKEN_LIFETIME = timedelta(days=env.int("API_TOKEN_DAYS", default=90))

@@ -2,10 +2,11 @@
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import include, path
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from . import views
+from .api.errors import api_not_found
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -23,4 +24,6 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
     path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="redoc"),
+    # Last: whatever else is under /api/ answers 404 in the API's error format.
+    re_path(r"^api/(?P<path>.*)$", api_not_found),
 ]

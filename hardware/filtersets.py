@@ -10,7 +10,20 @@ import django_filters
 from django import forms
 from django.db.models import Q, QuerySet
 
-from .models import MONEY, Billing, GpuModel, InstancePrice, Provider
+from .models import (
+    MONEY,
+    Billing,
+    DedicatedQuote,
+    EgressTier,
+    GpuModel,
+    InstanceOffer,
+    InstancePrice,
+    Provider,
+    ProviderKind,
+    PurchaseQuote,
+    QuoteStatus,
+    Region,
+)
 
 # ``ordering`` values (the API's names) and the fields they sort on.
 PRICE_ORDERING = {
@@ -185,3 +198,172 @@ class PriceFilterSet(django_filters.FilterSet):
                 match |= Q(**{f"{field}__icontains": word})
             queryset = queryset.filter(match)
         return queryset
+
+
+# --- the other catalog lists (docs/api.md: "other lists filter by their slugs and names the same
+# way"); one FilterSet per model, for the API and the pages alike.
+
+
+def _search(queryset: QuerySet, value: str, fields: tuple[str, ...]) -> QuerySet:
+    """Every word of ``value`` found (case-insensitive) in one of ``fields``."""
+    for word in value.split():
+        match = Q()
+        for field in fields:
+            match |= Q(**{f"{field}__icontains": word})
+        queryset = queryset.filter(match)
+    return queryset
+
+
+class SearchFilter(django_filters.CharFilter):
+    """``q``: free text; every word must appear in one of the given fields."""
+
+    def __init__(self, *args, search_fields: tuple[str, ...], **kwargs):
+        self.search_fields = search_fields
+        kwargs.setdefault("label", "Search")
+        kwargs.setdefault("max_length", 200)
+        super().__init__(*args, **kwargs)
+
+    def filter(self, qs: QuerySet, value: str) -> QuerySet:
+        if value in django_filters.constants.EMPTY_VALUES:
+            return qs
+        return _search(qs, value, self.search_fields)
+
+
+def _slug_choice(field_name: str, model, label: str) -> django_filters.ModelChoiceFilter:
+    return django_filters.ModelChoiceFilter(
+        field_name=field_name, to_field_name="slug", queryset=model.objects.all(), label=label
+    )
+
+
+class GpuModelFilterSet(django_filters.FilterSet):
+    """Filters for GPU models."""
+
+    slug = django_filters.CharFilter(label="GPU slug", max_length=64)
+    vendor = django_filters.CharFilter(lookup_expr="iexact", label="Vendor", max_length=40)
+    min_memory_gb = django_filters.NumberFilter(
+        field_name="memory_gb",
+        lookup_expr="gte",
+        label="Min memory [GB]",
+        max_digits=8,
+        decimal_places=2,
+    )
+    q = SearchFilter(
+        search_fields=("slug", "name", "vendor", "form_factor"), help_text="slug, name or vendor"
+    )
+    ordering = StableOrderingFilter(
+        fields=(
+            ("memory_gb", "memory_gb"),
+            ("memory_bandwidth_tb_s", "memory_bandwidth_tb_s"),
+            ("bf16_dense_tflops", "bf16_dense_tflops"),
+            ("fp8_dense_tflops", "fp8_dense_tflops"),
+            ("tdp_w", "tdp_w"),
+            ("release_date", "release_date"),
+        ),
+        tie_break=("slug",),
+    )
+
+    class Meta:
+        model = GpuModel
+        fields: list[str] = []
+
+
+class ProviderFilterSet(django_filters.FilterSet):
+    """Filters for providers."""
+
+    slug = django_filters.CharFilter(label="Provider slug", max_length=64)
+    kind = django_filters.ChoiceFilter(choices=ProviderKind.choices, label="Kind")
+    q = SearchFilter(search_fields=("slug", "name"), help_text="slug or name")
+
+    class Meta:
+        model = Provider
+        fields: list[str] = []
+
+
+class RegionFilterSet(django_filters.FilterSet):
+    """Filters for regions."""
+
+    provider = _slug_choice("provider", Provider, "Provider")
+    code = django_filters.CharFilter(label="Region code", max_length=160)
+    q = SearchFilter(search_fields=("code", "name", "provider__slug"), help_text="code or name")
+
+    class Meta:
+        model = Region
+        fields: list[str] = []
+
+
+class InstanceOfferFilterSet(django_filters.FilterSet):
+    """Filters for instance offers."""
+
+    provider = _slug_choice("provider", Provider, "Provider")
+    gpu = _slug_choice("gpu", GpuModel, "GPU")
+    gpu_count = IntegerFilter(field_name="gpu_count", label="GPUs per instance", min_value=1)
+    instance_type = django_filters.CharFilter(label="Instance type", max_length=120)
+    q = SearchFilter(
+        search_fields=("instance_type", "host", "provider__slug", "provider__name", "gpu__slug"),
+        help_text="instance type, host, provider or GPU",
+    )
+    ordering = StableOrderingFilter(
+        fields=(("gpu_count", "gpu_count"), ("vcpus", "vcpus"), ("memory_gib", "memory_gib")),
+        tie_break=("provider__slug", "instance_type"),
+    )
+
+    class Meta:
+        model = InstanceOffer
+        fields: list[str] = []
+
+
+class EgressTierFilterSet(django_filters.FilterSet):
+    """Filters for egress tiers."""
+
+    provider = _slug_choice("provider", Provider, "Provider")
+
+    class Meta:
+        model = EgressTier
+        fields: list[str] = []
+
+
+class _QuoteFilterSet(django_filters.FilterSet):
+    gpu = _slug_choice("gpu", GpuModel, "GPU")
+    vendor = django_filters.CharFilter(lookup_expr="iexact", label="Vendor", max_length=120)
+    reference = django_filters.CharFilter(label="Vendor's quote number", max_length=80)
+    status = django_filters.ChoiceFilter(choices=QuoteStatus.choices, label="Status")
+    is_demo = django_filters.BooleanFilter(label="Demonstration data")
+    q = SearchFilter(
+        search_fields=("vendor", "reference", "server_description", "gpu__slug"),
+        help_text="vendor, reference, server or GPU",
+    )
+
+
+class DedicatedQuoteFilterSet(_QuoteFilterSet):
+    """Filters for dedicated-server quotes."""
+
+    ordering = StableOrderingFilter(
+        fields=(
+            ("usd_per_server_month", "usd_per_server_month"),
+            ("term_months", "term_months"),
+            ("valid_until", "valid_until"),
+        ),
+        tie_break=("vendor", "reference"),
+    )
+
+    class Meta:
+        model = DedicatedQuote
+        fields: list[str] = []
+
+
+class PurchaseQuoteFilterSet(_QuoteFilterSet):
+    """Filters for purchase quotes."""
+
+    ordering = StableOrderingFilter(
+        fields=(
+            ("capex_usd_per_server", "capex_usd_per_server"),
+            ("server_kw", "server_kw"),
+            ("lead_time_months", "lead_time_months"),
+            ("valid_until", "valid_until"),
+        ),
+        tie_break=("vendor", "reference"),
+    )
+
+    class Meta:
+        model = PurchaseQuote
+        fields: list[str] = []

@@ -211,3 +211,25 @@ def quotes_list(*, today: date) -> dict[str, list[tuple[DedicatedQuote | Purchas
         "dedicated": [(q, quote_is_expired(q, today=today)) for q in dedicated],
         "purchase": [(q, quote_is_expired(q, today=today)) for q in purchase],
     }
+
+
+def cheapest_prices(*, gpu: GpuModel, as_of: date | datetime | None = None) -> list[InstancePrice]:
+    """Per (provider, billing), the current price of ``gpu`` with the lowest USD per GPU-hour at
+    ``as_of`` (default now); ties go to the first offer and region by name. Sorted by provider,
+    then billing."""
+    rows = (
+        current_prices(as_of)
+        .filter(offer__gpu=gpu)
+        .order_by(
+            "offer__provider__slug",
+            "billing",
+            "usd_per_gpu_hour",
+            "offer__instance_type",
+            "region__code",
+            "pk",
+        )
+    )
+    cheapest: dict[tuple[int, str], InstancePrice] = {}
+    for row in rows:
+        cheapest.setdefault((row.offer.provider_id, row.billing), row)
+    return list(cheapest.values())

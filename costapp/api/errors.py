@@ -7,6 +7,9 @@ to no field (``non_field_errors``, authentication, permissions, throttling) have
 
 from typing import Any
 
+from django.http import HttpRequest, JsonResponse
+from django.urls import Resolver404, resolve
+from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions
 from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -54,3 +57,18 @@ def exception_handler(exc: Exception, context: dict[str, Any]):
             errors = flatten_errors(response.data.get("detail", response.data))
         response.data = {"errors": errors or [{"field": None, "message": "invalid request"}]}
     return response
+
+
+@csrf_exempt
+def api_not_found(request: HttpRequest, path: str = "") -> JsonResponse:
+    """Any path under ``/api/`` that names no endpoint: 404 in the error format (JSON, not the
+    site's HTML page), with a hint when the path only lacks its trailing slash."""
+    message = f"No API endpoint at {request.path}."
+    if not request.path.endswith("/"):
+        try:
+            match = resolve(request.path + "/")
+        except Resolver404:
+            match = None
+        if match is not None and match.func is not api_not_found:
+            message += f" Did you mean {request.path}/ ?"
+    return JsonResponse({"errors": [{"field": None, "message": message}]}, status=404)

@@ -16,9 +16,13 @@ MAX_PATHS = 100_000
 class ScenarioSerializer(serializers.HyperlinkedModelSerializer):
     """A saved scenario; the document is checked against the contract and today's catalog."""
 
-    owner = serializers.CharField(source="owner.username", read_only=True)
-    document = serializers.JSONField()
-    runs = serializers.SerializerMethodField()
+    owner = serializers.CharField(
+        source="owner.username", read_only=True, help_text="username of the scenario's owner"
+    )
+    document = serializers.JSONField(
+        help_text="the scenario document as written (docs/scenario-format.md, version 1.1)"
+    )
+    runs = serializers.SerializerMethodField(help_text="URL of the list of this scenario's runs")
 
     class Meta:
         model = Scenario
@@ -35,7 +39,16 @@ class ScenarioSerializer(serializers.HyperlinkedModelSerializer):
             "runs",
         ]
         read_only_fields = ["created", "updated"]
-        extra_kwargs = {"url": {"view_name": "scenario-detail"}}
+        extra_kwargs = {
+            "url": {"view_name": "scenario-detail", "help_text": "this scenario's URL"},
+            "name": {"help_text": "label of the scenario"},
+            "description": {"help_text": "free text about the scenario"},
+            "shared": {
+                "help_text": "true: every analyst may read it (only the owner may change it)"
+            },
+            "created": {"help_text": "when the scenario was saved first [UTC]"},
+            "updated": {"help_text": "when the scenario was last changed [UTC]"},
+        }
 
     def get_runs(self, scenario: Scenario) -> str:
         """The URL listing this scenario's runs."""
@@ -70,8 +83,14 @@ class ScenarioSerializer(serializers.HyperlinkedModelSerializer):
 class RunSerializer(serializers.HyperlinkedModelSerializer):
     """A run: its state, and its result document once it has succeeded."""
 
-    scenario = serializers.PrimaryKeyRelatedField(read_only=True)
-    result = serializers.JSONField(read_only=True)
+    scenario = serializers.PrimaryKeyRelatedField(
+        read_only=True, help_text="id of the scenario this run prices [id]"
+    )
+    result = serializers.JSONField(
+        read_only=True,
+        help_text="the result document once the run has succeeded, else null "
+        "(docs/scenario-format.md)",
+    )
 
     class Meta:
         model = SimulationRun
@@ -91,15 +110,40 @@ class RunSerializer(serializers.HyperlinkedModelSerializer):
             "result",
         ]
         read_only_fields = fields
-        extra_kwargs = {"url": {"view_name": "run-detail"}}
+        extra_kwargs = {
+            "url": {"view_name": "run-detail", "help_text": "this run's URL"},
+            "status": {"help_text": "queued, running, succeeded, failed or cancelled"},
+            "progress": {"help_text": "share of the run's work done [%, 0-100]"},
+            "seed": {"help_text": "the Monte Carlo seed used [integer]"},
+            "paths": {"help_text": "Monte Carlo paths [count]"},
+            "created": {"help_text": "when the run was queued [UTC]"},
+            "started": {"help_text": "when a worker started it [UTC]"},
+            "finished": {"help_text": "when it ended [UTC]"},
+            "engine_version": {"help_text": "version of the engine that computed it"},
+            "error": {"help_text": "why the run failed, or empty"},
+        }
 
 
 class RunCreateSerializer(serializers.Serializer):
     """The body of ``POST scenarios/{id}/runs/``: every field optional."""
 
-    seed = serializers.IntegerField(min_value=0, max_value=MAX_SEED, required=False)
-    paths = serializers.IntegerField(min_value=0, max_value=MAX_PATHS, required=False)
-    reprice = serializers.BooleanField(default=False)
+    seed = serializers.IntegerField(
+        min_value=0,
+        max_value=MAX_SEED,
+        required=False,
+        help_text="Monte Carlo seed; default: the last run's, else the document's [integer]",
+    )
+    paths = serializers.IntegerField(
+        min_value=0,
+        max_value=MAX_PATHS,
+        required=False,
+        help_text="Monte Carlo paths; default: the last run's, else the document's [count]",
+    )
+    reprice = serializers.BooleanField(
+        default=False,
+        help_text="true: resolve catalog references at today's prices instead of copying the "
+        "last run's frozen inputs",
+    )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(self.initial_data, dict):

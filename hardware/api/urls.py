@@ -1,7 +1,30 @@
 """The catalog API (docs/api.md, "Catalog"), under /api/v1/."""
 
+from django.urls import path
 from rest_framework.routers import DefaultRouter
 
-router = DefaultRouter(trailing_slash=True)
+from . import views
 
-urlpatterns = router.urls
+router = DefaultRouter(trailing_slash=True)
+router.register("gpus", views.GpuModelViewSet, basename="gpu")
+router.register("providers", views.ProviderViewSet, basename="provider")
+router.register("regions", views.RegionViewSet, basename="region")
+router.register("offers", views.InstanceOfferViewSet, basename="offer")
+router.register("prices", views.InstancePriceViewSet, basename="price")
+router.register("egress-tiers", views.EgressTierViewSet, basename="egress-tier")
+router.register("dedicated-quotes", views.DedicatedQuoteViewSet, basename="dedicated-quote")
+router.register("purchase-quotes", views.PurchaseQuoteViewSet, basename="purchase-quote")
+
+urlpatterns = [
+    path(
+        "prices/current.csv",
+        views.CurrentPricesExport.as_view(kind="csv"),
+        name="price-current-csv",
+    ),
+    path(
+        "prices/current.xlsx",
+        views.CurrentPricesExport.as_view(kind="xlsx"),
+        name="price-current-xlsx",
+    ),
+    *router.urls,
+]

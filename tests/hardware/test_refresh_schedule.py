@@ -72,10 +72,13 @@ def test_celery_beat_reads_the_entries():
 
 
 def settings_in_a_fresh_process(**environment: str) -> dict:
-    """CELERY_BEAT_SCHEDULE and PRICE_SOURCES as costapp.settings builds them from ``environment``."""
+    """The price-refresh entries of CELERY_BEAT_SCHEDULE (``beat``; the names of all its entries
+    in ``beat_names``) and PRICE_SOURCES, as costapp.settings builds them from ``environment``."""
     code = (
         "import json, costapp.settings as s; "
-        "print(json.dumps({'beat': s.CELERY_BEAT_SCHEDULE, 'sources': s.PRICE_SOURCES}, default=str))"
+        "beat = {k: v for k, v in s.CELERY_BEAT_SCHEDULE.items() if k.startswith('refresh-')}; "
+        "print(json.dumps({'beat': beat, 'beat_names': sorted(s.CELERY_BEAT_SCHEDULE), "
+        "'sources': s.PRICE_SOURCES}, default=str))"
     )
     env = {
         k: v
@@ -117,7 +120,9 @@ def test_settings_build_the_schedule_from_the_environment():
 
 
 def test_settings_without_source_urls_schedule_nothing():
-    assert settings_in_a_fresh_process()["beat"] == {}
+    got = settings_in_a_fresh_process()
+    assert got["beat"] == {}
+    assert "runs-requeue-stale" in got["beat_names"]  # the runs' own entry is always there
 
 
 def test_a_bad_source_setting_stops_the_settings_with_the_reason():

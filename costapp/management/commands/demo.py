@@ -10,6 +10,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
+from accounts.services import demo_role_users_create
 from costapp.checks import SECRET_KEY_MESSAGE
 
 DEMO_USERNAME = "demo"
@@ -17,8 +18,8 @@ DEMO_USERNAME = "demo"
 
 class Command(BaseCommand):
     help = (
-        "Migrate, load the catalog, create the demo user with a fresh random password "
-        "(printed once), then serve on http://127.0.0.1:8000."
+        "Migrate, load the catalog, create the demo user and one user per role with fresh random "
+        "passwords (printed once), then serve on http://127.0.0.1:8000."
     )
 
     # Runs before a SECRET_KEY exists: it writes the local .env that provides one.
@@ -49,6 +50,9 @@ class Command(BaseCommand):
                 f"demo user: {DEMO_USERNAME}  password: {password}  (shown once; run demo again for a new one)"
             )
         )
+        role_passwords = demo_role_users_create(password_factory=lambda: secrets.token_urlsafe(12))
+        for username, role_password in role_passwords.items():
+            self.stdout.write(f"role user: {username}  password: {role_password}  (shown once)")
         if options["no_serve"]:
             return
         self.stdout.write(f"serving on http://{options['addrport']}/ (Ctrl-C stops)")

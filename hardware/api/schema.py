@@ -1,0 +1,38 @@
+"""How the catalog API's own field types appear in the OpenAPI schema (drf-spectacular)."""
+
+from drf_spectacular.extensions import OpenApiSerializerFieldExtension
+from drf_spectacular.plumbing import build_basic_type
+from drf_spectacular.types import OpenApiTypes
+
+
+class BriefRelatedFieldExtension(OpenApiSerializerFieldExtension):
+    """A related object: its slug (or id) in requests, its brief nested form in responses."""
+
+    target_class = "hardware.api.serializers.BriefRelatedField"
+
+    def map_serializer_field(self, auto_schema, direction):
+        field = self.target
+        if direction == "response":
+            component = auto_schema.resolve_serializer(field.brief, direction)
+            return {"allOf": [component.ref], "description": field.help_text or ""}
+        kind = OpenApiTypes.INT if field.slug_field == "pk" else OpenApiTypes.STR
+        return {**build_basic_type(kind), "description": field.help_text or ""}
+
+
+class RegionCodeFieldExtension(OpenApiSerializerFieldExtension):
+    """A region: its code in requests, in brief in responses."""
+
+    target_class = "hardware.api.serializers.RegionCodeField"
+
+    def map_serializer_field(self, auto_schema, direction):
+        field = self.target
+        if direction == "response":
+            from .serializers import RegionBriefSerializer
+
+            component = auto_schema.resolve_serializer(RegionBriefSerializer, direction)
+            return {"allOf": [component.ref], "description": field.help_text or ""}
+        return {
+            **build_basic_type(OpenApiTypes.STR),
+            "maxLength": field.max_length,
+            "description": field.help_text or "",
+        }
