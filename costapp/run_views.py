@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -164,6 +165,21 @@ def runs(request: HttpRequest) -> HttpResponse:
     return render(request, "runs/runs.html", {"runs": found})
 
 
+CHARTS_CACHE_S = 86_400
+
+
+def run_charts(*, run: SimulationRun) -> list[charts.Chart]:
+    """The charts of a succeeded run, built once and kept in the cache: its result and cost
+    curves never change, and building the Plotly figures is most of a run page's time."""
+    assert run.result is not None
+    key = f"run-charts:{run.pk}:{run.finished.isoformat() if run.finished else ''}"
+    found = cache.get(key)
+    if found is None:
+        found = charts.result_charts(run.result, run.cost_curves)
+        cache.set(key, found, CHARTS_CACHE_S)
+    return found
+
+
 def _run_context(request: HttpRequest, run: SimulationRun) -> dict[str, Any]:
     context: dict[str, Any] = {
         "run": run,
@@ -173,7 +189,7 @@ def _run_context(request: HttpRequest, run: SimulationRun) -> dict[str, Any]:
     if run.status == SimulationRun.Status.SUCCEEDED and run.result is not None:
         result = run.result
         context["result"] = result
-        context["charts"] = charts.result_charts(result, run.cost_curves)
+        context["charts"] = run_charts(run=run)
         context["infeasible"] = [o for o in result["options"] if not o["feasible"]]
         context["assumptions"] = assumptions(result["inputs"])
         context["formulas"] = CATEGORY_FORMULAS
