@@ -109,7 +109,7 @@ def dashboard_runs(*, user: Any) -> dict[str, Any]:
         return {"recent_scenarios": None, "recent_runs": None}
     return {
         "recent_scenarios": list(selectors.scenarios_visible(user=user)[:RECENT]),
-        "recent_runs": list(selectors.runs_visible(user=user)[:RECENT]),
+        "recent_runs": list(selectors.runs_visible(user=user).defer(*HEAVY_FIELDS)[:RECENT]),
     }
 
 
