@@ -96,6 +96,10 @@ class SimulationRun(models.Model):
     monthly_breakdown_usd = ExactJSONField(
         null=True, help_text="option name -> category -> H + 1 monthly amounts [USD]"
     )
+    cost_curves = ExactJSONField(
+        null=True,
+        help_text="cost against utilization per option (costapp.tco.curves), computed at the finish",
+    )
     error = models.TextField(blank=True)
     engine_version = models.CharField(max_length=32, blank=True)
     attempts = models.PositiveIntegerField(

@@ -46,6 +46,7 @@ from costapp.selectors import (
 )
 from costapp.tco import montecarlo
 from costapp.tco.core import CATEGORIES, Futures, Plan, plan_build, plan_cost
+from costapp.tco.curves import cost_curves
 from costapp.tco.engine import ENGINE_VERSION, simulate, simulate_normalized
 from costapp.tco.errors import FieldError, ScenarioError
 from costapp.tco.validation import normalize
@@ -618,15 +619,21 @@ def run_merge(*, run_id: int) -> None:
         result = simulate_normalized(run.inputs, run.gpus, run.normalize_warnings, **runners)
         result["warnings"].extend(run.catalog_warnings)
         monthly = _monthly_breakdown(plan_build(run.inputs, run.gpus))
+        curves = cost_curves(result["inputs"], result["gpus"])
         json.dumps(result, allow_nan=False)
+        json.dumps(curves, allow_nan=False)
     except Exception as exc:
         run_fail(run_id=run_id, error=f"the engine failed: {type(exc).__name__}: {exc}")
         return
-    run_finish(run_id=run_id, result=result, monthly_breakdown_usd=monthly)
+    run_finish(run_id=run_id, result=result, monthly_breakdown_usd=monthly, curves=curves)
 
 
 def run_finish(
-    *, run_id: int, result: dict[str, Any], monthly_breakdown_usd: dict[str, Any]
+    *,
+    run_id: int,
+    result: dict[str, Any],
+    monthly_breakdown_usd: dict[str, Any],
+    curves: dict[str, Any] | None = None,
 ) -> bool:
     """Store the result of a running run and mark it succeeded; False (nothing changed) when the
     run is no longer running (cancelled, or already finished by a redelivered merge)."""
@@ -636,6 +643,7 @@ def run_finish(
             return False
         run.result = result
         run.monthly_breakdown_usd = monthly_breakdown_usd
+        run.cost_curves = curves
         run.engine_version = str(result.get("engine_version", ENGINE_VERSION))
         run.status = Status.SUCCEEDED
         run.progress = 100
@@ -644,6 +652,7 @@ def run_finish(
             update_fields=[
                 "result",
                 "monthly_breakdown_usd",
+                "cost_curves",
                 "engine_version",
                 "status",
                 "progress",

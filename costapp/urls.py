@@ -5,7 +5,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from . import views
+from . import run_views, views
 from .api.errors import api_not_found
 
 urlpatterns = [
@@ -14,6 +14,13 @@ urlpatterns = [
     path("offers/<int:pk>/", views.offer, name="offer"),
     path("claims/", views.claims, name="claims"),
     path("claims/<slug:slug>/", views.claim, name="claim"),
+    path("scenarios/", run_views.scenarios, name="scenarios"),
+    path("scenarios/<int:pk>/", run_views.scenario, name="scenario"),
+    path("runs/", run_views.runs, name="runs"),
+    path("runs/<int:pk>/", run_views.run, name="run"),
+    path("runs/<int:pk>/status/", run_views.run_status, name="run-status"),
+    path("runs/<int:pk>/run.xlsx", run_views.run_xlsx, name="run-xlsx"),
+    path("runs/<int:pk>/result.json", run_views.run_result_json, name="run-json"),
     path("", include("hardware.urls")),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),

@@ -11,6 +11,7 @@ from django.views.decorators.http import require_GET
 
 from costapp import charts
 from costapp.claims import CLAIMS, Claim, claim_get
+from costapp.run_views import dashboard_runs
 from costapp.selectors import engine_gpu_figures
 from costapp.services import scenario_simulate
 from costapp.tco import ScenarioError
@@ -23,12 +24,13 @@ from .health import health_report
 @login_required
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
-    """The dashboard: today's cheapest on-demand USD per GPU-hour per GPU model, the latest price
-    changes, and the claims tested."""
+    """The dashboard: recent scenarios and runs (analysts), today's cheapest on-demand USD per
+    GPU-hour per GPU model, the latest price changes, and the claims tested."""
     context = {
         "cheapest": cheapest_current_prices(billing="on_demand"),
         "changes": latest_price_changes(limit=10),
         "claims": CLAIMS,
+        **dashboard_runs(user=request.user),
     }
     return render(request, "home.html", context)
 

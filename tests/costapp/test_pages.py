@@ -12,6 +12,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group, Permission
 from django.core.management import call_command
+from django.test import override_settings
 
 from costapp.claims import CLAIMS
 from hardware.models import InstanceOffer, InstancePrice
@@ -117,8 +118,27 @@ def test_anonymous_visitors_are_sent_to_log_in(client):
 def test_every_page_reachable_from_home_renders_with_no_external_url_and_no_broken_link(
     client, catalog
 ):
+    from costapp import services
+    from costapp.celery import app
+    from costapp.models import Scenario
+
+    from .runs_helpers import scenario_document
+
     user = get_user_model().objects.create_user("lead", is_staff=True)
     user.user_permissions.add(*Permission.objects.filter(codename__endswith="quote"))
+    user.groups.add(Group.objects.get(name="analyst"))
+    # a scenario with a finished run (tasks in this process), so the run pages are crawled too
+    scenario = Scenario.objects.create(
+        owner=user, name="fleet", document=scenario_document(paths=1_000, seed=1)
+    )
+    eager = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    try:
+        with override_settings(REDIS_URL=""):
+            run = services.run_create(scenario=scenario)
+    finally:
+        app.conf.task_always_eager = eager
+    assert run.status == "succeeded", run.error
     client.force_login(user)
     seen: set[str] = set()
     queue = ["/"]
@@ -161,6 +181,11 @@ def test_every_page_reachable_from_home_renders_with_no_external_url_and_no_brok
         assert must in seen, f"{must} is not reachable from the home page"
     assert any(s.startswith("/offers/") for s in seen)
     assert all(f"/claims/{c.slug}/" in seen for c in CLAIMS)
+    for must in ("/scenarios/", f"/scenarios/{scenario.pk}/", "/runs/", f"/runs/{run.pk}/"):
+        assert must in seen, f"{must} is not reachable from the home page"
+    for download in ("run.xlsx", "result.json"):
+        assert f"/runs/{run.pk}/{download}" in seen
+    assert f"/api/v1/runs/{run.pk}/monthly.csv" in seen
     assert "/static/vendor/plotly.min.js" in seen and "/static/vendor/htmx.min.js" in seen
     assert pages >= 10
 

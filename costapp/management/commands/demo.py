@@ -45,6 +45,7 @@ class Command(BaseCommand):
         self.stdout.write("database migrated")
         call_command("load_catalog", stdout=self.stdout)
         password = self._demo_user()
+        self._demo_scenarios()
         self.stdout.write(
             self.style.SUCCESS(
                 f"demo user: {DEMO_USERNAME}  password: {password}  (shown once; run demo again for a new one)"
@@ -67,6 +68,14 @@ class Command(BaseCommand):
             "DEBUG=true\n"
         )
         self.stdout.write(f"wrote {path} (a fresh SECRET_KEY, DEBUG=true)")
+
+    def _demo_scenarios(self) -> None:
+        """The example scenarios, shared by the demo user and run once (costapp.demo_scenarios)."""
+        from costapp.demo_scenarios import demo_scenarios_load
+
+        user = get_user_model().objects.get(username=DEMO_USERNAME)
+        created, started = demo_scenarios_load(user=user)
+        self.stdout.write(f"example scenarios: {created} added, {started} run")
 
     def _demo_user(self) -> str:
         """Create or refresh the demo user; return its new random password."""

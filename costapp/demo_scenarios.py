@@ -1,0 +1,76 @@
+"""The example scenarios ``manage.py demo`` loads and runs, so the dashboard is full on a fresh
+machine: the shipped example scenarios (tests/tco/scenarios/*.json) and the cases of the claims
+(costapp/data/claims/), as shared scenarios of the demo user, each run once."""
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+
+from costapp import services
+from costapp.claims import CLAIMS
+from costapp.models import Scenario, SimulationRun
+from costapp.tco.errors import ScenarioError
+
+logger = logging.getLogger(__name__)
+
+EXAMPLES_DIR = Path(settings.BASE_DIR) / "tests" / "tco" / "scenarios"
+
+
+def demo_documents() -> list[tuple[str, str, dict[str, Any]]]:
+    """(name, description, document) of every example scenario and claim case, in order."""
+    found: list[tuple[str, str, dict[str, Any]]] = []
+    for path in sorted(EXAMPLES_DIR.glob("*.json")):
+        document = json.loads(path.read_text(encoding="utf-8"))
+        name = str(document.get("name") or path.stem) if isinstance(document, dict) else path.stem
+        found.append((name, f"Shipped example scenario {path.name}.", document))
+    for claim in CLAIMS:
+        for case in claim.cases:
+            found.append(
+                (
+                    f"Claim “{claim.claim}”: {case.label}",
+                    f"Tests the claim “{claim.claim}”. {claim.verdict}",
+                    claim.document(case),
+                )
+            )
+    return found
+
+
+def demo_scenarios_load(*, user: Any) -> tuple[int, int]:
+    """Save each example as a shared scenario of ``user`` (found again by owner and name, its
+    document brought up to date) and run those without a succeeded run of the current document.
+    Runs go through ``services.run_create`` (in-process on the embedded default). Returns
+    (scenarios created, runs started); a second call creates and runs nothing new."""
+    created = started = 0
+    for name, description, document in demo_documents():
+        try:
+            with transaction.atomic():
+                scenario = Scenario.objects.filter(owner=user, name=name).first()
+                if scenario is None:
+                    scenario = services.scenario_create(
+                        owner=user,
+                        name=name,
+                        description=description,
+                        shared=True,
+                        document=document,
+                    )
+                    created += 1
+                elif scenario.document != document:
+                    services.scenario_update(scenario=scenario, document=document)
+        except ScenarioError as exc:  # e.g. a catalog without a GPU the example names
+            logger.warning("demo scenario %r skipped: %s", name, exc)
+            continue
+        sha = services.document_sha256(scenario.document)
+        done = scenario.runs.filter(
+            document_sha256=sha,
+            status__in=[*SimulationRun.ACTIVE, SimulationRun.Status.SUCCEEDED],
+        ).exists()
+        if done:
+            continue
+        run = services.run_create(scenario=scenario)
+        started += 1
+        logger.info("demo scenario %r: run %s %s", name, run.pk, run.status)
+    return created, started

@@ -1,0 +1,336 @@
+"""Server-rendered pages of scenarios and runs: lists, a scenario with its runs and a Run
+button, a run's page (a progress bar polled by htmx, then the result with its charts, key figures,
+assumptions and downloads), and a run's downloads (XLSX, the result JSON).
+
+Analysts and above; another user's private scenario (and its runs) answers 404; only a
+scenario's owner may run it or cancel its runs (403 for others), as in the API.
+"""
+
+import io
+import json
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+import pandas as pd
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.cache import cache
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_http_methods
+
+from accounts.roles import ANALYST, user_has_role
+from costapp import charts, selectors, services
+from costapp.models import Scenario, SimulationRun
+from costapp.tco.errors import ScenarioError
+
+HEAVY_FIELDS = ("inputs", "gpus", "result", "monthly_breakdown_usd", "cost_curves", "units")
+"""Run fields a list of runs does not show."""
+
+RECENT = 5
+"""How many scenarios and runs the dashboard lists."""
+
+CATEGORY_FORMULAS: list[tuple[str, str]] = [
+    (
+        "compute",
+        "cloud on-demand: busy GPU-hours × rate × (1 + c)^((m − 1)/12) (fixed scaling: "
+        "max(peak GPUs × hours per month, busy) × rate × trend); spot: the same × "
+        "(1 + interruption_overhead); committed: committed GPUs × hours per month × committed "
+        "rate (renewed at the trended price each term) + overflow × on-demand rate × trend; "
+        "dedicated: servers × USD per server-month",
+    ),
+    (
+        "egress",
+        "cloud: each month's GB priced through the tiers (or the flat USD per GB); dedicated: "
+        "max(0, egress TB − included TB) × overage USD per TB; on-prem: egress TB × USD per TB",
+    ),
+    (
+        "support",
+        "cloud: support_fraction × (compute + egress); on-prem, in service: capex × "
+        "support_fraction_per_year / 12",
+    ),
+    ("setup", "dedicated: setup_usd in month 0"),
+    ("upfront", "committed cloud: upfront_usd at the start of each term (months 0, T, 2T … < H)"),
+    ("capex", "on-prem without financing: servers × capex per server in month 0"),
+    (
+        "financing",
+        "on-prem with financing: level payment C × i / (1 − (1 + i)^−n), i = apr / 12, in months "
+        "1 … min(n, H), plus the principal still owed after month H paid in month H",
+    ),
+    (
+        "power",
+        "on-prem, in service: servers × server kW × (idle fraction + (1 − idle fraction) × "
+        "utilization) × PUE × hours per month × USD per kWh",
+    ),
+    ("colo", "on-prem, in service: servers × server kW × colo USD per kW-month"),
+    ("staff", "on-prem: staff USD per month, every month"),
+    ("residual", "on-prem: − capex × residual_fraction in month H (resale value)"),
+    ("bridge", "on-prem before service: the months' work × bridge USD per GPU-hour"),
+    (
+        "burst",
+        "dedicated and on-prem in service: work beyond capacity × burst USD per GPU-hour "
+        "(without a burst price it is shortfall and the option is infeasible)",
+    ),
+]
+"""Each cost category's formula, as docs/scenario-format.md ("Options") states it."""
+
+
+def analyst_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Signed in (else the login page) and analyst or above (else 403)."""
+
+    @login_required
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not user_has_role(request.user, ANALYST):
+            raise PermissionDenied("Scenarios and runs are for analysts and above.")
+        return view(request, *args, **kwargs)
+
+    return wrapped
+
+
+def _scenario(request: HttpRequest, pk: int) -> Scenario:
+    return get_object_or_404(selectors.scenarios_visible(user=request.user), pk=pk)
+
+
+def _run(request: HttpRequest, pk: int) -> SimulationRun:
+    return get_object_or_404(selectors.runs_visible(user=request.user), pk=pk)
+
+
+def _owner_only(request: HttpRequest, scenario: Scenario, doing: str) -> None:
+    if scenario.owner_id != request.user.pk:
+        raise PermissionDenied(f"Only the owner of a shared scenario may {doing}.")
+
+
+def dashboard_runs(*, user: Any) -> dict[str, Any]:
+    """The dashboard's recent scenarios and runs of ``user`` (empty below the analyst role)."""
+    if not user_has_role(user, ANALYST):
+        return {"recent_scenarios": None, "recent_runs": None}
+    return {
+        "recent_scenarios": list(selectors.scenarios_visible(user=user)[:RECENT]),
+        "recent_runs": list(selectors.runs_visible(user=user).defer(*HEAVY_FIELDS)[:RECENT]),
+    }
+
+
+@analyst_required
+@require_GET
+def scenarios(request: HttpRequest) -> HttpResponse:
+    """Your scenarios and the shared ones, newest first."""
+    found = selectors.scenarios_visible(user=request.user)
+    return render(request, "runs/scenarios.html", {"scenarios": found})
+
+
+@analyst_required
+@require_http_methods(["GET", "POST"])
+def scenario(request: HttpRequest, pk: int) -> HttpResponse:
+    """A scenario: its document, its runs, and the Run button (for its owner), which posts here
+    to start a run."""
+    found = _scenario(request, pk)
+    if request.method == "POST":
+        return _scenario_run(request, found)
+    context = {
+        "scenario": found,
+        "runs": found.runs.defer(*HEAVY_FIELDS).order_by("-created", "-id"),
+        "document_json": json.dumps(found.document, indent=2),
+        "may_run": found.owner_id == request.user.pk,
+    }
+    return render(request, "runs/scenario.html", context)
+
+
+def _scenario_run(request: HttpRequest, found: Scenario) -> HttpResponse:
+    """Start a run of the scenario (its owner only) and go to the run's page; with the broker
+    down, say so and store nothing."""
+    _owner_only(request, found, "run it")
+    try:
+        run = services.run_create(scenario=found)
+    except services.BrokerUnavailable as exc:
+        messages.error(request, f"The run was not started: {exc}")
+        return redirect("scenario", pk=found.pk)
+    except ScenarioError as exc:
+        problems = "; ".join(
+            f"{error['field']}: {error['message']}" if error.get("field") else error["message"]
+            for error in exc.as_dicts()
+        )
+        messages.error(request, f"The scenario cannot be run: {problems}")
+        return redirect("scenario", pk=found.pk)
+    return redirect("run", pk=run.pk)
+
+
+@analyst_required
+@require_GET
+def runs(request: HttpRequest) -> HttpResponse:
+    """Runs of your scenarios and of the shared ones, newest first."""
+    found = selectors.runs_visible(user=request.user).defer(*HEAVY_FIELDS)[:200]
+    return render(request, "runs/runs.html", {"runs": found})
+
+
+CHARTS_CACHE_S = 86_400
+
+
+def run_charts(*, run: SimulationRun) -> list[charts.Chart]:
+    """The charts of a succeeded run, built once and kept in the cache: its result and cost
+    curves never change, and building the Plotly figures is most of a run page's time."""
+    assert run.result is not None
+    key = f"run-charts:{run.pk}:{run.finished.isoformat() if run.finished else ''}"
+    found = cache.get(key)
+    if found is None:
+        found = charts.result_charts(run.result, run.cost_curves)
+        cache.set(key, found, CHARTS_CACHE_S)
+    return found
+
+
+def _run_context(request: HttpRequest, run: SimulationRun) -> dict[str, Any]:
+    context: dict[str, Any] = {
+        "run": run,
+        "may_cancel": run.scenario.owner_id == request.user.pk,
+        "active": run.status in SimulationRun.ACTIVE,
+    }
+    if run.status == SimulationRun.Status.SUCCEEDED and run.result is not None:
+        result = run.result
+        context["result"] = result
+        context["charts"] = run_charts(run=run)
+        context["infeasible"] = [o for o in result["options"] if not o["feasible"]]
+        context["assumptions"] = assumptions(result["inputs"])
+        context["formulas"] = CATEGORY_FORMULAS
+    return context
+
+
+@analyst_required
+@require_http_methods(["GET", "POST"])
+def run(request: HttpRequest, pk: int) -> HttpResponse:
+    """A run: its progress while queued or running, then its result; the Cancel button posts
+    here."""
+    found = _run(request, pk)
+    if request.method == "POST":
+        return _run_cancel(request, found)
+    return render(request, "runs/run.html", _run_context(request, found))
+
+
+@analyst_required
+@require_GET
+def run_status(request: HttpRequest, pk: int) -> HttpResponse:
+    """The run's body alone, polled by htmx while the run is active: the progress bar, or the
+    result once the run has ended (which stops the polling)."""
+    found = _run(request, pk)
+    return render(request, "runs/_run_body.html", _run_context(request, found))
+
+
+def _run_cancel(request: HttpRequest, found: SimulationRun) -> HttpResponse:
+    """Cancel a queued or running run (its scenario's owner only)."""
+    _owner_only(request, found.scenario, "cancel its runs")
+    if services.run_cancel(run=found):
+        messages.success(request, "The run was cancelled.")
+    else:
+        messages.error(request, f"The run has already ended ({found.status}).")
+    return redirect("run", pk=found.pk)
+
+
+def _succeeded(request: HttpRequest, pk: int) -> SimulationRun:
+    found = _run(request, pk)
+    if found.status != SimulationRun.Status.SUCCEEDED or found.result is None:
+        raise Http404(f"the run has no result ({found.status})")
+    return found
+
+
+@analyst_required
+@require_GET
+def run_xlsx(request: HttpRequest, pk: int) -> HttpResponse:
+    """The run's monthly figures as a workbook: sheet "monthly" (the CSV's rows, numeric cells,
+    header row frozen) and sheet "options" (the key figures per option)."""
+    found = _succeeded(request, pk)
+    body = run_workbook(run=found)
+    response = HttpResponse(
+        body, content_type="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+    )
+    response["Content-Disposition"] = f'attachment; filename="run-{found.pk}.xlsx"'
+    return response
+
+
+OPTION_COLUMNS = [
+    ("option", "name"),
+    ("type", "type"),
+    ("gpu", "gpu"),
+    ("feasible", "feasible"),
+    ("provisioned_gpus", "provisioned_gpus"),
+    ("total_usd", "total_usd"),
+    ("npv_usd", "npv_usd"),
+    ("break_even_month", "break_even_month"),
+    ("usd_per_busy_gpu_hour", "usd_per_busy_gpu_hour"),
+    ("savings_vs_baseline_pct", "savings_vs_baseline_pct"),
+    ("average_utilization", "average_utilization"),
+    ("break_even_utilization", "break_even_utilization"),
+    ("shortfall_gpu_hours", "shortfall_gpu_hours"),
+]
+
+
+def run_workbook(*, run: SimulationRun) -> bytes:
+    """The XLSX bytes of a succeeded run (pandas + openpyxl)."""
+    assert run.result is not None
+    monthly = pd.DataFrame(services.run_monthly_rows(run=run), columns=services.MONTHLY_CSV_COLUMNS)
+    options = pd.DataFrame(
+        [[option.get(key) for _column, key in OPTION_COLUMNS] for option in run.result["options"]],
+        columns=[column for column, _key in OPTION_COLUMNS],
+    )
+    out = io.BytesIO()
+    with pd.ExcelWriter(out, engine="openpyxl") as writer:
+        monthly.to_excel(writer, sheet_name="monthly", index=False, freeze_panes=(1, 0))
+        options.to_excel(writer, sheet_name="options", index=False, freeze_panes=(1, 0))
+    return out.getvalue()
+
+
+@analyst_required
+@require_GET
+def run_result_json(request: HttpRequest, pk: int) -> HttpResponse:
+    """The result document exactly as the engine wrote it."""
+    found = _succeeded(request, pk)
+    response = HttpResponse(
+        json.dumps(found.result, indent=2, allow_nan=False), content_type="application/json"
+    )
+    response["Content-Disposition"] = f'attachment; filename="run-{found.pk}-result.json"'
+    return response
+
+
+def _value(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int | float):
+        return f"{value:,}" if isinstance(value, int) else f"{value:,.6g}"
+    return json.dumps(value)
+
+
+def _rows(mapping: Any) -> list[tuple[str, str]]:
+    """Key/value rows of a mapping, nested mappings flattened to dotted names, lists of scalars
+    and of small mappings as JSON."""
+    rows: list[tuple[str, str]] = []
+
+    def walk(prefix: str, value: Any) -> None:
+        if isinstance(value, dict) and value:
+            for key in sorted(value):
+                walk(f"{prefix}.{key}" if prefix else key, value[key])
+        else:
+            rows.append((prefix, _value(value)))
+
+    walk("", mapping)
+    return rows
+
+
+def assumptions(inputs: Any) -> dict[str, Any]:
+    """Every input and default the result used (its ``inputs``: the normalised document), in
+    sections: general settings, each workload, each option."""
+    general = {k: v for k, v in inputs.items() if k not in ("workloads", "options")}
+    return {
+        "general": _rows(general),
+        "workloads": [
+            (w.get("name", f"workload {i + 1}"), _rows(w))
+            for i, w in enumerate(inputs.get("workloads", []))
+        ],
+        "options": [
+            (o.get("name", f"option {i + 1}"), _rows(o))
+            for i, o in enumerate(inputs.get("options", []))
+        ],
+    }
