@@ -31,6 +31,7 @@ from .common import (
     iso_date,
     json_decimal,
     json_document,
+    paged_feed_prices,
 )
 from .instances import InstanceTable
 from .skypilot import PriceRow
@@ -123,23 +124,9 @@ def azure_feed_prices(
     ``line_no`` counts items across the pages (1-based). Raise ``SourceError`` when a page is not
     an Azure Retail Prices page (nothing of the feed is used then).
     """
-    report = ParseReport(file_name=file_name, sha256="")
-    shas: list[str] = []
-    prices: list[FeedPrice] = []
-    line_no = 0
-    for page_no, data in enumerate(pages, start=1):
-        items, _, sha256 = azure_page_read(data, file_name=f"{file_name} page {page_no}")
-        shas.append(sha256)
-        for item in items:
-            line_no += 1
-            report.rows_read += 1
-            try:
-                prices.extend(_item_prices(item, line_no))
-            except RowRejected as exc:
-                report.reject(line_no, exc)
-    report.sha256 = ",".join(shas)
-    report.rows_accepted = report.rows_read - len({r.line_no for r in report.rejections})
-    return prices, report
+    return paged_feed_prices(
+        pages, file_name=file_name, page_items=azure_page_read, item_prices=_item_prices
+    )
 
 
 def azure_price_rows(

@@ -8,10 +8,12 @@ import csv
 import hashlib
 import json
 from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
+from typing import Any
 
 CHUNK_BYTES = 1 << 20
 
@@ -206,3 +208,36 @@ def iso_date(value: object) -> date | None:
         return date.fromisoformat(value[:10])
     except ValueError:
         return None
+
+
+def paged_feed_prices(
+    pages: Sequence[bytes | str | Path],
+    *,
+    file_name: str,
+    page_items: Callable[..., tuple[list[Any], Any, str]],
+    item_prices: Callable[[Any, int], Iterable["FeedPrice"]],
+) -> tuple[list["FeedPrice"], ParseReport]:
+    """Every usable price of a paged JSON feed (Azure Retail Prices, GCP Cloud Billing SKUs).
+
+    ``page_items(data, file_name=...)`` reads one page into ``(items, next page, sha256)`` and
+    raises ``SourceError`` when it is not a page of the feed (nothing of the feed is used then);
+    ``item_prices(item, line_no)`` gives an item's prices or raises ``RowRejected``. ``line_no``
+    counts items across the pages (1-based); the report's checksum lists every page's.
+    """
+    report = ParseReport(file_name=file_name, sha256="")
+    shas: list[str] = []
+    prices: list[FeedPrice] = []
+    line_no = 0
+    for page_no, data in enumerate(pages, start=1):
+        items, _, sha256 = page_items(data, file_name=f"{file_name} page {page_no}")
+        shas.append(sha256)
+        for item in items:
+            line_no += 1
+            report.rows_read += 1
+            try:
+                prices.extend(item_prices(item, line_no))
+            except RowRejected as exc:
+                report.reject(line_no, exc)
+    report.sha256 = ",".join(shas)
+    report.rows_accepted = report.rows_read - len({r.line_no for r in report.rejections})
+    return prices, report

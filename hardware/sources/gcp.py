@@ -33,6 +33,7 @@ from .common import (
     iso_date,
     json_decimal,
     json_document,
+    paged_feed_prices,
 )
 from .instances import CloudInstance, InstanceTable
 from .skypilot import PriceRow
@@ -163,23 +164,9 @@ def gcp_feed_prices(
     ``line_no`` counts SKUs across the pages (1-based). Raise ``SourceError`` when a page is not
     a Cloud Billing Catalog page (nothing of the feed is used then).
     """
-    report = ParseReport(file_name=file_name, sha256="")
-    shas: list[str] = []
-    prices: list[FeedPrice] = []
-    line_no = 0
-    for page_no, data in enumerate(pages, start=1):
-        skus, _, sha256 = gcp_page_read(data, file_name=f"{file_name} page {page_no}")
-        shas.append(sha256)
-        for sku in skus:
-            line_no += 1
-            report.rows_read += 1
-            try:
-                prices.extend(_sku_prices(sku, line_no))
-            except RowRejected as exc:
-                report.reject(line_no, exc)
-    report.sha256 = ",".join(shas)
-    report.rows_accepted = report.rows_read - len({r.line_no for r in report.rejections})
-    return prices, report
+    return paged_feed_prices(
+        pages, file_name=file_name, page_items=gcp_page_read, item_prices=_sku_prices
+    )
 
 
 def _compose(
