@@ -169,6 +169,9 @@ SPECTACULAR_SETTINGS = {
 
 API_TOKEN_LIFETIME = timedelta(days=env.int("API_TOKEN_DAYS", default=90))
 
+# A price whose source stated it more than this many days ago is stale (pages, API, warnings).
+PRICE_STALE_DAYS = env.int("PRICE_STALE_DAYS", default=30)
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

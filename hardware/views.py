@@ -1,5 +1,6 @@
 """Server-rendered catalog pages."""
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, QueryDict
@@ -8,7 +9,7 @@ from django.views.decorators.http import require_GET
 
 from .filtersets import PRICE_ORDERING, PriceFilterSet
 from .models import Region
-from .selectors import current_prices
+from .selectors import current_prices_for_pages
 
 PRICES_PAGE_SIZE = 50
 
@@ -44,7 +45,7 @@ def prices(request: HttpRequest) -> HttpResponse:
     """The current cloud prices (latest per offer, region and billing), filtered and sorted with
     the API's filter names, 50 rows a page."""
     query = _non_empty(request.GET)
-    filterset = PriceFilterSet(query, queryset=current_prices(), request=request)
+    filterset = PriceFilterSet(query, queryset=current_prices_for_pages(), request=request)
     rows = filterset.qs  # validates the filters; invalid ones are left out and reported
     form = filterset.form
     form.fields["region"].widget.attrs["list"] = "region-codes"
@@ -63,5 +64,6 @@ def prices(request: HttpRequest) -> HttpResponse:
         "sort": _sort_columns(ordering),
         "filtered": any(key in filterset.filters and key != "ordering" for key in query),
         "region_codes": Region.objects.order_by("code").values_list("code", flat=True).distinct(),
+        "stale_days": settings.PRICE_STALE_DAYS,
     }
     return render(request, "hardware/prices.html", context)

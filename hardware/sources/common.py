@@ -49,6 +49,9 @@ class ParseReport:
     rows_read: int = 0
     rows_accepted: int = 0
     rejections: list[Rejection] = field(default_factory=list)
+    rows_unconfirmed: int = 0
+    # (instance type, GPU slug it is filed under, why the variant is not settled)
+    unconfirmed: list[tuple[str, str, str]] = field(default_factory=list)
 
     @property
     def rejected_by_reason(self) -> Counter:

@@ -2,12 +2,18 @@
 
 Loads the GPU table, the SkyPilot price catalogs (aws, lambda, shadeform, vast) through the alias
 table, the egress tiers and the demonstration quotes. Every file is read and checked before
-anything is written; prices are then applied in one transaction. Rows that cannot be used are
-counted by reason (unknown GPU names with file and line) and do not fail the command; an
-unreadable file or a broken table does, naming the file, and then nothing is written.
+anything is written; prices are then applied in one transaction. Per file it reports rows
+accepted, rejected (by reason; unknown GPU names with file and line) and unconfirmed (a GPU whose
+variant the name does not settle). Rejected rows do not fail the command; an unreadable file or a
+broken table does, naming the file, and then nothing is written.
+
+Each price carries the date its source stated it: for the shipped files, the date the data README
+gives (``hardware/data/stated_on.csv``), or ``--stated-on``. Reloading a file the catalog already
+holds changes no date.
 """
 
 from collections import defaultdict
+from datetime import date
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
@@ -25,6 +31,7 @@ from hardware.services import (
 from hardware.sources.aliases import ALIASES_PATH, read_aliases
 from hardware.sources.common import ParseReport, Rejection, SourceError
 from hardware.sources.egress import parse_egress_tiers
+from hardware.sources.seed import read_stated_on
 from hardware.sources.skypilot import CLOUDS, parse_skypilot_vms
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "data"
@@ -35,7 +42,7 @@ EGRESS_PATH = DATA_DIR / "prices" / "egress_tiers.csv"
 class Command(BaseCommand):
     help = (
         "Load the catalog shipped with the project: GPU table, SkyPilot prices, egress tiers, "
-        "demo quotes. Loading the same files twice adds nothing; only last_seen moves."
+        "demo quotes. Loading the same files twice changes nothing."
     )
 
     def add_arguments(self, parser):
@@ -48,6 +55,13 @@ class Command(BaseCommand):
         parser.add_argument("--egress", type=Path, default=EGRESS_PATH, help="egress tier table")
         parser.add_argument("--aliases", type=Path, default=ALIASES_PATH, help="GPU alias table")
         parser.add_argument("--no-demo", action="store_true", help="skip the demo quotes")
+        parser.add_argument(
+            "--stated-on",
+            type=date.fromisoformat,
+            default=None,
+            help="the date the price files' source stated them (YYYY-MM-DD); default: the date "
+            "hardware/data/stated_on.csv gives for each file",
+        )
 
     def handle(self, *args, **options):
         self.verbosity = options["verbosity"]
@@ -65,9 +79,21 @@ class Command(BaseCommand):
                     parse_skypilot_vms(path, cloud=cloud, aliases=aliases, file_name=name)
                 )
             egress_rows, egress_report = parse_egress_tiers(options["egress"])
+            stated = read_stated_on()
         except SourceError as exc:
             raise CommandError(f"nothing loaded: {exc}") from exc
 
+        def stated_on(file_name: str) -> date:
+            found = options["stated_on"] or stated.get(f"prices/{file_name}")
+            if found is None:
+                raise CommandError(
+                    f"nothing loaded: no date for {file_name}: give it in "
+                    "hardware/data/stated_on.csv or with --stated-on"
+                )
+            return found
+
+        price_dates = [stated_on(report.file_name) for _, report in parsed]
+        egress_stated_on = stated_on(egress_report.file_name)
         observed_at = timezone.now()
         with transaction.atomic():
             counts = gpu_models_load(rows=gpu_rows)
@@ -77,22 +103,25 @@ class Command(BaseCommand):
                     source_name=report.file_name,
                     source_sha256=report.sha256,
                     observed_at=observed_at,
+                    stated_on=day,
                 )
-                for rows, report in parsed
+                for (rows, report), day in zip(parsed, price_dates, strict=True)
             ]
-            egress_counts = egress_tiers_load(rows=egress_rows, source_name=egress_report.file_name)
+            egress_counts = egress_tiers_load(
+                rows=egress_rows, source_name=egress_report.file_name, stated_on=egress_stated_on
+            )
             demo_counts = None if options["no_demo"] else demo_quotes_load()
 
         self.stdout.write(
             f"{GPU_TABLE_PATH.name}: {len(gpu_rows)} rows read, {counts.created} created, "
             f"{counts.updated} updated, {counts.unchanged} unchanged"
         )
-        for (rows, report), pc in zip(parsed, price_counts, strict=True):
+        for (rows, report), pc, day in zip(parsed, price_counts, price_dates, strict=True):
             report.rejections.extend(pc.rejections)
             self._report(report)
             self.stdout.write(
-                f"  {len(rows)} prices: {pc.created} new, {pc.unchanged} unchanged "
-                f"(last_seen moved); {pc.offers_created} new offers, "
+                f"  {len(rows)} prices stated on {day.isoformat()}: {pc.created} new, "
+                f"{pc.unchanged} unchanged; {pc.offers_created} new offers, "
                 f"{pc.regions_created} new regions"
             )
         self._report(egress_report)
@@ -113,7 +142,15 @@ class Command(BaseCommand):
             f"{report.file_name}: {report.rows_read} rows read, "
             f"{report.rows_read - rejected} accepted, {rejected} rejected"
             + (f" ({by_reason})" if by_reason else "")
+            + f", {report.rows_unconfirmed} unconfirmed"
         )
+        by_gpu: dict[tuple[str, str], list[str]] = defaultdict(list)
+        for instance_type, slug, evidence in report.unconfirmed:
+            by_gpu[(slug, evidence)].append(instance_type)
+        for (slug, evidence), instances in by_gpu.items():
+            self.stdout.write(
+                f"  unconfirmed GPU variant, filed as {slug}: {', '.join(instances)} ({evidence})"
+            )
         groups: dict[tuple[str, str], list[Rejection]] = defaultdict(list)
         for r in report.rejections:
             groups[(r.reason, r.subject)].append(r)
