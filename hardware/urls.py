@@ -6,4 +6,5 @@ from . import views
 
 urlpatterns = [
     path("prices/", views.prices, name="prices"),
+    path("gpus/<slug:slug>/cheapest/", views.gpu_cheapest, name="gpu-cheapest"),
 ]

@@ -4,12 +4,12 @@ from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, QueryDict
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
 from .filtersets import PRICE_ORDERING, PriceFilterSet
-from .models import Region
-from .selectors import current_prices_for_pages
+from .models import GpuModel, Region
+from .selectors import cheapest_prices, current_prices_for_pages
 
 PRICES_PAGE_SIZE = 50
 
@@ -67,3 +67,19 @@ def prices(request: HttpRequest) -> HttpResponse:
         "stale_days": settings.PRICE_STALE_DAYS,
     }
     return render(request, "hardware/prices.html", context)
+
+
+@login_required
+@require_GET
+def gpu_cheapest(request: HttpRequest, slug: str) -> HttpResponse:
+    """The cheapest current price per GPU-hour of one GPU, by provider and billing, each saying
+    whether it is flagged, stale or of an unconfirmed GPU variant (the API's ``cheapest``)."""
+    gpu = get_object_or_404(GpuModel, slug=slug)
+    rows = cheapest_prices(gpu=gpu.slug)
+    context = {
+        "gpu": gpu,
+        "rows": rows,
+        "cheapest": rows[0] if rows else None,
+        "stale_days": settings.PRICE_STALE_DAYS,
+    }
+    return render(request, "hardware/gpu_cheapest.html", context)

@@ -319,3 +319,14 @@ def test_the_prices_page_says_source_date_staleness_variant_egress_and_zone_spre
     assert "Stale" in body and "3 zones: lowest 26.6558, median 71.552, highest 71.552" in body
     body = client.get(reverse("prices"), {"q": "latitude_H100"}).content.decode()
     assert "GPU variant unconfirmed" in body and "egress price unknown" in body
+
+
+def test_the_cheapest_page_says_the_cheapest_h200_spot_price_is_flagged(client, catalog):
+    user = get_user_model().objects.create_user("buyer", password="a long pass phrase")
+    client.force_login(user)
+    body = client.get(reverse("gpu-cheapest", args=["h200"])).content.decode()
+    assert "Cheapest: <strong>1.09185</strong> USD per GPU-hour" in body
+    assert "This cheapest price is flagged" in body and "p5en.48xlarge" in body
+    assert client.get(reverse("gpu-cheapest", args=["no-such-gpu"])).status_code == 404
+    client.logout()
+    assert client.get(reverse("gpu-cheapest", args=["h200"])).status_code == 302
