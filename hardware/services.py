@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import date, datetime
 
 from django.db import transaction
+from django.utils import timezone
 from simple_history.utils import bulk_create_with_history
 
 from .gpu_table import GpuRow
@@ -119,10 +120,13 @@ def instance_prices_load(
     source_name: str,
     source_sha256: str,
     observed_at: datetime,
-    stated_on: date,
+    stated_on: date | None = None,
 ) -> PriceLoadCounts:
     """Apply observed prices: a new or changed price (or zone, or spread across zones) adds a row
     with ``first_seen = last_seen = observed_at`` and ``stated_on`` (when the source stated it).
+
+    ``stated_on`` is the feed's publication or effective date; a feed that states none is taken
+    as stating its prices the day they were observed (``observed_at``'s date).
 
     A price equal to the current one from another file moves its ``last_seen`` (and its
     ``stated_on`` to the later date); from the very file the catalog already holds (same
@@ -134,6 +138,8 @@ def instance_prices_load(
     counts = PriceLoadCounts()
     if not rows:
         return counts
+    if stated_on is None:
+        stated_on = timezone.localdate(observed_at)
     providers = providers_ensure(slugs={row.provider for row in rows})
     gpus = {gpu.slug: gpu for gpu in GpuModel.objects.all()}
     regions = _regions_ensure(rows, providers, counts)

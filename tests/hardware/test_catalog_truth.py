@@ -3,7 +3,7 @@
 Pinned by value on the shipped catalog, and with factory-built rows where a case needs a price
 the snapshot does not hold (a fresh one, a provider with no egress pricing)."""
 
-from datetime import date
+from datetime import UTC, date, datetime
 from decimal import Decimal
 
 import pytest
@@ -15,9 +15,11 @@ from costapp.services import scenario_simulate
 from hardware.gpu_table import read_gpu_table
 from hardware.models import EgressTier, InstanceOffer, InstancePrice, Provider
 from hardware.selectors import cheapest_prices, providers_list
+from hardware.services import gpu_models_load, instance_prices_load
 from hardware.sources.aliases import read_aliases
 from hardware.sources.common import RowRejected, read_csv
 from hardware.sources.seed import read_stated_on
+from hardware.sources.skypilot import PriceRow
 
 from .factories import EgressTierFactory, InstancePriceFactory
 
@@ -330,3 +332,19 @@ def test_the_cheapest_page_says_the_cheapest_h200_spot_price_is_flagged(client, 
     assert client.get(reverse("gpu-cheapest", args=["no-such-gpu"])).status_code == 404
     client.logout()
     assert client.get(reverse("gpu-cheapest", args=["h200"])).status_code == 302
+
+
+def test_a_feed_that_states_no_date_is_taken_as_stating_its_prices_the_day_they_were_seen(db):
+    row = PriceRow(
+        provider="lambda", instance_type="gpu_1x_h100_pcie", gpu_slug="h100-pcie", gpu_count=1,
+        vcpus=None, memory_gib=None, host="", region="us-east-1", zone="", billing="on_demand",
+        usd_per_hour=Decimal("2.49"), line_no=2,
+    )  # fmt: skip
+    gpu_models_load(rows=read_gpu_table())
+    seen = datetime(2026, 11, 2, 10, 0, tzinfo=UTC)
+    counts = instance_prices_load(
+        rows=[row], source_name="feed", source_sha256="x", observed_at=seen
+    )
+    assert counts.created == 1
+    price = InstancePrice.objects.get(offer__instance_type="gpu_1x_h100_pcie")
+    assert price.stated_on == date(2026, 11, 2) and price.first_seen == seen
