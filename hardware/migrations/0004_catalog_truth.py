@@ -177,30 +177,4 @@ class Migration(migrations.Migration):
             constraint=models.CheckConstraint(condition=models.Q(('status__in', ['draft', 'received', 'accepted', 'expired'])), name='purchasequote_status_known'),
         ),
         migrations.RunPython(carry_over, migrations.RunPython.noop),
-        migrations.RemoveField(
-            model_name='egresstier',
-            name='observed',
-        ),
-        migrations.RemoveField(
-            model_name='historicalegresstier',
-            name='observed',
-        ),
-        migrations.RemoveField(
-            model_name='historicalinstanceprice',
-            name='is_suspect',
-        ),
-        migrations.RemoveField(
-            model_name='instanceprice',
-            name='is_suspect',
-        ),
-        migrations.AlterField(
-            model_name="instanceprice",
-            name="stated_on",
-            field=models.DateField(help_text="the date the source gave the price"),
-        ),
-        migrations.AlterField(
-            model_name="historicalinstanceprice",
-            name="stated_on",
-            field=models.DateField(help_text="the date the source gave the price"),
-        ),
     ]
