@@ -10,12 +10,13 @@ A database error is never taken for "not in the catalog": it propagates. Only th
 may choose the GPU table shipped with the project instead of the catalog, and the result says so.
 """
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Protocol
 
+from django.conf import settings
 from django.db import DatabaseError, connection
 
 from costapp.tco import (
@@ -25,7 +26,9 @@ from costapp.tco import (
     GpuFigures,
     OfferPrices,
     OfferRef,
+    OfferStanding,
     OfferTerms,
+    PriceStanding,
     PurchaseQuoteTerms,
     QuoteStanding,
 )
@@ -34,7 +37,9 @@ from hardware.gpu_table import read_gpu_table
 from hardware.models import (
     DedicatedQuote,
     GpuModel,
+    InstancePrice,
     PurchaseQuote,
+    stale_before,
 )
 from hardware.models import (
     EgressTier as EgressTierRow,
@@ -129,9 +134,24 @@ def _provider_tiers(provider: str) -> list[EgressTier] | None:
     return tiers or None
 
 
+def price_standing_of(price: InstancePrice, *, today: date | None = None) -> PriceStanding:
+    """Where a price came from and whether it can be relied on: its amount, its source, the date
+    the source stated it, whether that is older than ``PRICE_STALE_DAYS``, its flag (``None``:
+    none) and its zone."""
+    return PriceStanding(
+        usd_per_hour=float(price.usd_per_hour),
+        source=price.source_name,
+        stated_on=price.stated_on,
+        stale=price.stated_on < stale_before(today),
+        flag=price.flag or None,
+        zone=price.zone,
+    )
+
+
 def offer_terms(*, provider: str, instance: str, region: str) -> OfferTerms | None:
     """What a scenario's reference to a cloud offer means today, or ``None`` when the offer has
-    no current price in that region."""
+    no current price in that region; ``standing`` says what the warnings need (GPU variant
+    confirmed, egress price known, each price's source, stated date, staleness and flag)."""
     prices = list(
         catalog.current_prices().filter(
             offer__provider__slug=provider,
@@ -143,11 +163,22 @@ def offer_terms(*, provider: str, instance: str, region: str) -> OfferTerms | No
         return None
     offer = prices[0].offer
     by_billing: dict[str, float] = {p.billing: float(p.usd_per_gpu_hour) for p in prices}
+    tiers = _provider_tiers(provider)
     return OfferTerms(
         gpu=offer.gpu.slug,
         gpu_count=int(offer.gpu_count),
         usd_per_gpu_hour=OfferPrices(**by_billing),  # type: ignore[typeddict-item]
-        egress_tiers=_provider_tiers(provider),
+        egress_tiers=tiers,
+        standing=OfferStanding(
+            provider=provider,
+            instance=instance,
+            region=region,
+            gpu_confirmed=offer.gpu_confirmed,
+            gpu_evidence=offer.gpu_evidence,
+            egress_known=tiers is not None,
+            egress_note=offer.provider.egress_note,
+            prices={p.billing: price_standing_of(p) for p in prices},
+        ),
     )
 
 
@@ -245,36 +276,111 @@ def scenario_catalog_refs(document: Any) -> CatalogRefs:
 
 
 def catalog_reference_warnings(*, document: Any, refs: CatalogRefs, today: date) -> list[str]:
-    """Plain sentences about quotes a scenario relies on that may not hold: demonstration data,
-    a draft, a quote marked expired or one past its validity date."""
+    """Plain sentences about catalog figures a scenario relies on that may not hold: quotes that
+    are demonstration data, drafts, marked expired or past their validity date; cloud prices
+    that are stale (stated longer ago than ``PRICE_STALE_DAYS``) or flagged as looking wrong;
+    offers whose GPU variant is not confirmed; and egress sent through an offer whose provider's
+    egress price the catalog does not know (counted as 0)."""
     options = document.get("options") if isinstance(document, dict) else None
     if not isinstance(options, list):
         return []
-    quotes: dict[Any, Mapping[int, Mapping[str, Any]]] = {
-        "dedicated": refs.dedicated_quotes,
-        "on_prem": refs.purchase_quotes,
-    }
     warnings: list[str] = []
     for option in options:
-        if not isinstance(option, dict) or not _is_int(option.get("quote")):
+        if not isinstance(option, dict):
             continue
-        terms = quotes.get(option.get("type"), {}).get(option["quote"])
-        standing = (terms or {}).get("standing")
-        if not standing:
-            continue
-        kind = "dedicated-server" if option.get("type") == "dedicated" else "purchase"
-        subject = (
-            f'Option "{option.get("name")}" uses {kind} quote {standing["reference"]} '
-            f"from {standing['vendor']}, which"
+        if option.get("type") == "cloud" and isinstance(option.get("offer"), dict):
+            warnings.extend(_offer_warnings(document, option, refs))
+        if _is_int(option.get("quote")):
+            warnings.extend(_quote_warnings(option, refs, today))
+    return warnings
+
+
+def _used_billings(document: dict, option: dict) -> list[str]:
+    """The billings whose offer price a cloud option takes (none given explicitly)."""
+    billing = option.get("billing") or "on_demand"
+    used = []
+    if option.get("usd_per_gpu_hour") is None:
+        if billing == "committed":
+            term = option.get("term_months") or document.get("horizon_months") or 36
+            key = {12: "commit_1y", 36: "commit_3y"}.get(term)
+            if key:
+                used.append(key)
+        elif billing in ("on_demand", "spot"):
+            used.append(billing)
+    if billing == "committed" and option.get("on_demand_usd_per_gpu_hour") is None:
+        used.append("on_demand")
+    return used
+
+
+def _offer_warnings(document: dict, option: dict, refs: CatalogRefs) -> list[str]:
+    offer = option["offer"]
+    key = (offer.get("provider"), offer.get("instance"), offer.get("region"))
+    entry = refs.offers.get(key)  # type: ignore[arg-type]
+    standing = (entry or {}).get("standing")
+    if not standing:
+        return []
+    name = option.get("name")
+    what = f"{standing['provider']} {standing['instance']} in {standing['region']}"
+    warnings = []
+    if not standing["gpu_confirmed"]:
+        warnings.append(
+            f'Option "{name}" uses {what}, whose GPU is filed as {entry["gpu"]} but its variant '
+            f"is not confirmed: {standing['gpu_evidence']}"
         )
-        if standing["is_demo"]:
-            warnings.append(f"{subject} is demonstration data, not a quote anyone received.")
-        if standing["status"] == "draft":
-            warnings.append(f"{subject} is still a draft.")
-        if standing["status"] == "expired":
-            warnings.append(f"{subject} is marked expired.")
-        elif standing["valid_until"] is not None and standing["valid_until"] < today:
-            warnings.append(f"{subject} was valid until {standing['valid_until'].isoformat()}.")
+    for billing in _used_billings(document, option):
+        price = standing["prices"].get(billing)
+        if price is None:
+            continue
+        label = billing.replace("_", "-")
+        stated = f"as stated by {price['source']} on {price['stated_on'].isoformat()}"
+        if price["stale"]:
+            warnings.append(
+                f'Option "{name}" uses the {label} price of {what} {stated}, more than '
+                f"{settings.PRICE_STALE_DAYS} days ago: it may no longer hold."
+            )
+        if price["flag"]:
+            warnings.append(
+                f'Option "{name}" uses the {label} price of {what}, which is flagged as '
+                f"looking wrong: {price['flag']}."
+            )
+    egress_given = any(
+        option.get(field) is not None
+        for field in ("egress_usd_per_gb", "egress_tiers", "egress_provider")
+    )
+    egress_tb = document.get("egress_tb_per_month") or 0
+    if not standing["egress_known"] and not egress_given and _positive(egress_tb):
+        warnings.append(
+            f'Option "{name}" sends {egress_tb} TB of egress a month through '
+            f"{standing['provider']}, whose egress price is unknown (no egress tiers in the "
+            "catalog): its egress cost is counted as 0. Give egress_usd_per_gb or egress_tiers."
+        )
+    return warnings
+
+
+def _positive(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and value > 0
+
+
+def _quote_warnings(option: dict, refs: CatalogRefs, today: date) -> list[str]:
+    quotes = {"dedicated": refs.dedicated_quotes, "on_prem": refs.purchase_quotes}
+    terms = quotes.get(option.get("type"), {}).get(option["quote"])  # type: ignore[call-overload]
+    standing = (terms or {}).get("standing")
+    if not standing:
+        return []
+    kind = "dedicated-server" if option.get("type") == "dedicated" else "purchase"
+    subject = (
+        f'Option "{option.get("name")}" uses {kind} quote {standing["reference"]} '
+        f"from {standing['vendor']}, which"
+    )
+    warnings = []
+    if standing["is_demo"]:
+        warnings.append(f"{subject} is demonstration data, not a quote anyone received.")
+    if standing["status"] == "draft":
+        warnings.append(f"{subject} is still a draft.")
+    if standing["status"] == "expired":
+        warnings.append(f"{subject} is marked expired.")
+    elif standing["valid_until"] is not None and standing["valid_until"] < today:
+        warnings.append(f"{subject} was valid until {standing['valid_until'].isoformat()}.")
     return warnings
 
 

@@ -277,6 +277,9 @@ PRICE_REFRESH_MAX_VANISHED_SHARE = env.float("PRICE_REFRESH_MAX_VANISHED_SHARE",
 PRICE_REFRESH_MAX_PRICE_FACTOR = env.float("PRICE_REFRESH_MAX_PRICE_FACTOR", default=3.0)
 PRICE_REFRESH_PROVIDER_KINDS: dict[str, str] = env.dict("PRICE_REFRESH_PROVIDER_KINDS", default={})
 
+# A price whose source stated it more than this many days ago is stale (pages, API, warnings).
+PRICE_STALE_DAYS = env.int("PRICE_STALE_DAYS", default=30)
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

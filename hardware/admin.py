@@ -5,6 +5,8 @@ each object's "History" page; hand edits made here are recorded with the signed-
 """
 
 from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
 from simple_history.admin import SimpleHistoryAdmin
 
 from .models import (
@@ -30,7 +32,7 @@ class GpuModelAdmin(admin.ModelAdmin):
 
 @admin.register(Provider)
 class ProviderAdmin(admin.ModelAdmin):
-    list_display = ("slug", "name", "kind", "website")
+    list_display = ("slug", "name", "kind", "website", "egress_note")
     list_filter = ("kind",)
     search_fields = ("slug", "name")
 
@@ -45,11 +47,37 @@ class RegionAdmin(admin.ModelAdmin):
 
 @admin.register(InstanceOffer)
 class InstanceOfferAdmin(admin.ModelAdmin):
-    list_display = ("instance_type", "provider", "gpu", "gpu_count", "vcpus", "memory_gib", "host")
-    list_filter = ("provider", "gpu", "gpu_count")
+    list_display = (
+        "instance_type",
+        "provider",
+        "gpu",
+        "gpu_confirmed",
+        "gpu_count",
+        "vcpus",
+        "memory_gib",
+        "host",
+    )
+    list_filter = ("provider", "gpu", "gpu_count", "gpu_confirmed")
     list_select_related = ("provider", "gpu")
     search_fields = ("instance_type", "host", "provider__slug", "gpu__slug", "gpu__name")
     autocomplete_fields = ("gpu",)
+
+
+class FlaggedFilter(admin.SimpleListFilter):
+    """Prices flagged as looking wrong (a non-empty ``flag``), or not."""
+
+    title = "flagged"
+    parameter_name = "flagged"
+
+    def lookups(self, request, model_admin):
+        return (("yes", "flagged"), ("no", "not flagged"))
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        if self.value() == "yes":
+            return queryset.exclude(flag="")
+        if self.value() == "no":
+            return queryset.filter(flag="")
+        return queryset
 
 
 @admin.register(InstancePrice)
@@ -61,16 +89,18 @@ class InstancePriceAdmin(SimpleHistoryAdmin):
         "usd_per_hour",
         "usd_per_gpu_hour",
         "zone",
+        "stated_on",
         "first_seen",
         "last_seen",
-        "is_suspect",
+        "flag",
     )
     list_filter = (
         "billing",
         "offer__provider",
         "offer__gpu",
         "offer__gpu_count",
-        "is_suspect",
+        FlaggedFilter,
+        "stated_on",
         "first_seen",
     )
     list_select_related = ("offer", "offer__provider", "region")
@@ -84,7 +114,7 @@ class InstancePriceAdmin(SimpleHistoryAdmin):
 
 @admin.register(EgressTier)
 class EgressTierAdmin(SimpleHistoryAdmin):
-    list_display = ("provider", "up_to_tb", "usd_per_gb", "scope", "observed")
+    list_display = ("provider", "up_to_tb", "usd_per_gb", "scope", "stated_on")
     list_filter = ("provider",)
     list_select_related = ("provider",)
     search_fields = ("provider__slug", "provider__name", "scope", "source")

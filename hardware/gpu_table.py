@@ -4,11 +4,12 @@ Plain Python, no database: used by ``load_catalog`` and, before the database is 
 ``manage.py simulate``.
 """
 
-import csv
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
+
+from .sources.common import SourceError, read_csv
 
 GPU_TABLE_PATH = Path(__file__).resolve().parent / "data" / "gpus.csv"
 
@@ -54,18 +55,17 @@ class GpuRow:
 
 def read_gpu_table(path: Path = GPU_TABLE_PATH) -> list[GpuRow]:
     """Read and type every row of the GPU table; raise ``GpuTableError`` on a broken row."""
+    try:
+        _, records = read_csv(path, tuple(GpuRow.__dataclass_fields__))
+    except SourceError as exc:
+        raise GpuTableError(str(exc)) from None
     rows: list[GpuRow] = []
     seen: set[str] = set()
-    with open(path, newline="", encoding="utf-8-sig") as handle:
-        reader = csv.DictReader(handle)
-        missing = [f for f in GpuRow.__dataclass_fields__ if f not in (reader.fieldnames or [])]
-        if missing:
-            raise GpuTableError(f"{path.name}: missing columns {', '.join(missing)}")
-        for line_no, raw in enumerate(reader, start=2):
-            rows.append(_parse_row(raw, path.name, line_no))
-            if rows[-1].slug in seen:
-                raise GpuTableError(f"{path.name}:{line_no}: slug {rows[-1].slug!r} repeats")
-            seen.add(rows[-1].slug)
+    for line_no, raw in records:
+        rows.append(_parse_row(raw, path.name, line_no))
+        if rows[-1].slug in seen:
+            raise GpuTableError(f"{path.name}:{line_no}: slug {rows[-1].slug!r} repeats")
+        seen.add(rows[-1].slug)
     return rows
 
 

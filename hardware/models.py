@@ -1,16 +1,21 @@
 """The catalog: GPU models and the market data around them."""
 
+from datetime import date, timedelta
 from decimal import Decimal
 
+from django.conf import settings
 from django.db import models
+from django.utils import timezone
 from simple_history.models import HistoricalRecords
 
 
 class GpuModel(models.Model):
     """A GPU model with its datasheet figures; scenarios refer to it by ``slug``.
 
-    Throughput figures are dense (no sparsity); an empty figure means the GPU does not have that
-    precision or it is not known. Loaded from ``hardware/data/gpus.csv``.
+    Throughput figures are dense (no sparsity); an empty figure means it is not published (the GPU
+    lacks that precision, or its maker states no dense figure). Loaded from
+    ``hardware/data/gpus.csv``; each figure of the GPUs added later has its source in
+    ``hardware/data/gpu_specs_sources.csv``.
     """
 
     slug = models.SlugField(max_length=64, unique=True)
@@ -77,6 +82,11 @@ class Provider(models.Model):
     name = models.CharField(max_length=120)
     kind = models.CharField(max_length=20, choices=Kind.choices)
     website = models.URLField(blank=True)
+    egress_note = models.TextField(
+        blank=True,
+        help_text="what the provider publishes about internet egress, e.g. that a marketplace "
+        "passes its host's pricing through",
+    )
 
     class Meta:
         ordering = ["slug"]
@@ -89,6 +99,15 @@ class Provider(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def egress_known(self) -> bool:
+        """Whether the catalog holds this provider's egress tiers (without them, egress is not
+        free but unknown). Lists annotate it instead: ``hardware.selectors.providers_list``."""
+        annotated = getattr(self, "egress_tier_count", None)
+        if annotated is not None:
+            return bool(annotated)
+        return self.egress_tiers.exists()
 
 
 class Region(models.Model):
@@ -115,7 +134,9 @@ class InstanceOffer(models.Model):
     """A cloud instance type with its GPUs: what one instance-hour buys.
 
     On a marketplace (``ProviderKind.MARKETPLACE``) ``host`` names the company behind the offer
-    (Shadeform's ``lambdalabs_``, ``nebius_`` … prefixes).
+    (Shadeform's ``lambdalabs_``, ``nebius_`` … prefixes). ``gpu_confirmed`` is false when the
+    source's GPU name does not settle the variant (an ``H100`` that may be PCIe or SXM): the offer
+    is then filed under the slower candidate and ``gpu_evidence`` says why.
     """
 
     provider = models.ForeignKey(Provider, on_delete=models.CASCADE, related_name="offers")
@@ -129,6 +150,13 @@ class InstanceOffer(models.Model):
         max_digits=10, decimal_places=2, null=True, blank=True, help_text="host RAM [GiB]"
     )
     host = models.CharField(max_length=80, blank=True, help_text="marketplace host, if any")
+    gpu_confirmed = models.BooleanField(
+        default=True,
+        help_text="false when the GPU variant could not be settled from evidence (aliases.csv)",
+    )
+    gpu_evidence = models.CharField(
+        max_length=400, blank=True, help_text="why the GPU is this model, or why it is unsure"
+    )
 
     class Meta:
         ordering = ["provider__slug", "instance_type"]
@@ -158,9 +186,20 @@ class InstancePrice(models.Model):
     """One price of an offer in a region and billing model, as observed over a time span.
 
     Prices form a dated history: a load adds a row only when the price (or the zone it applies
-    in) changes; otherwise it moves ``last_seen``. The current price of an (offer, region,
-    billing) is its row with the latest ``first_seen``. ``usd_per_gpu_hour`` is derived from
-    ``usd_per_hour`` and the offer's GPU count and stored so lists sort and filter on it.
+    in, or the spread across zones) changes; otherwise it moves ``last_seen``. The current price
+    of an (offer, region, billing) is its row with the latest ``first_seen``.
+
+    Two kinds of date: ``stated_on`` is when the source stated the price (a feed's publication
+    or effective date; for the shipped snapshot, the date its data README gives for the file);
+    ``first_seen`` / ``last_seen`` are when this catalog loaded it. A price is ``stale`` when
+    ``stated_on`` is older than ``settings.PRICE_STALE_DAYS``. Loading a file the catalog already
+    holds (same SHA-256) changes no date.
+
+    ``flag`` says why a price looks wrong (empty: not flagged); the price is kept as stated.
+    For spot prices from zones, ``zone`` is the lowest zone's and ``zone_count`` /
+    ``zone_min_usd_per_hour`` / ``zone_median_usd_per_hour`` / ``zone_max_usd_per_hour`` the spread
+    across the region's zones. ``usd_per_gpu_hour`` is derived from ``usd_per_hour`` and the
+    offer's GPU count (``derive_usd_per_gpu_hour``) and stored so lists sort and filter on it.
     """
 
     offer = models.ForeignKey(InstanceOffer, on_delete=models.CASCADE, related_name="prices")
@@ -173,12 +212,25 @@ class InstancePrice(models.Model):
     zone = models.CharField(
         max_length=60, blank=True, help_text="availability zone the price applies in (spot)"
     )
-    first_seen = models.DateTimeField()
-    last_seen = models.DateTimeField()
+    zone_count = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="zones of the region with a price (spot by zone)"
+    )
+    zone_min_usd_per_hour = models.DecimalField(
+        **MONEY, null=True, blank=True, help_text="lowest zone's price [USD/h]"
+    )
+    zone_median_usd_per_hour = models.DecimalField(
+        **MONEY, null=True, blank=True, help_text="median of the zones' prices [USD/h]"
+    )
+    zone_max_usd_per_hour = models.DecimalField(
+        **MONEY, null=True, blank=True, help_text="highest zone's price [USD/h]"
+    )
+    stated_on = models.DateField(help_text="the date the source gave the price")
+    first_seen = models.DateTimeField(help_text="when this catalog first loaded the price")
+    last_seen = models.DateTimeField(help_text="when this catalog last loaded the price")
     source_name = models.CharField(max_length=200, help_text="file or feed the price came from")
     source_sha256 = models.CharField(max_length=64, blank=True)
-    is_suspect = models.BooleanField(
-        default=False, help_text="kept as stated by the source but looks wrong; see note"
+    flag = models.CharField(
+        max_length=300, blank=True, help_text="why the price looks wrong; empty = not flagged"
     )
     note = models.CharField(max_length=300, blank=True)
     vanished_at = models.DateTimeField(
@@ -223,16 +275,34 @@ class InstancePrice(models.Model):
 
     def save(self, *args, **kwargs):
         """Keep ``usd_per_gpu_hour`` derived from ``usd_per_hour`` and the offer's GPU count."""
-        self.usd_per_gpu_hour = usd_per_gpu_hour(self.usd_per_hour, self.offer.gpu_count)
+        self.derive_usd_per_gpu_hour()
         update_fields = kwargs.get("update_fields")
         if update_fields is not None and "usd_per_hour" in update_fields:
             kwargs["update_fields"] = {*update_fields, "usd_per_gpu_hour"}
         super().save(*args, **kwargs)
 
+    @property
+    def is_suspect(self) -> bool:
+        """Whether the price is flagged (``flag`` says why)."""
+        return bool(self.flag)
 
-def usd_per_gpu_hour(usd_per_hour: Decimal, gpu_count: int) -> Decimal:
-    """Instance price per hour divided by its GPUs [USD per GPU-hour], 10 decimal places."""
-    return (Decimal(usd_per_hour) / gpu_count).quantize(MONEY_QUANTUM)
+    @property
+    def stale(self) -> bool:
+        """Whether the source stated this price longer ago than ``settings.PRICE_STALE_DAYS``."""
+        return self.stated_on < stale_before()
+
+    def derive_usd_per_gpu_hour(self) -> None:
+        """Set ``usd_per_gpu_hour`` from ``usd_per_hour`` and the offer's GPU count (the one
+        place it is derived; bulk loads call it too, as they bypass ``save``)."""
+        self.usd_per_gpu_hour = (Decimal(self.usd_per_hour) / self.offer.gpu_count).quantize(
+            MONEY_QUANTUM
+        )
+
+
+def stale_before(today: date | None = None) -> date:
+    """The first day a price's ``stated_on`` must reach not to be stale (``PRICE_STALE_DAYS``)."""
+    today = today or timezone.localdate()
+    return today - timedelta(days=settings.PRICE_STALE_DAYS)
 
 
 class EgressTier(models.Model):
@@ -253,7 +323,9 @@ class EgressTier(models.Model):
     usd_per_gb = models.DecimalField(**MONEY, help_text="[USD/GB] within this tier")
     scope = models.CharField(max_length=200, blank=True, help_text="regions the tiers apply to")
     source = models.TextField(blank=True)
-    observed = models.CharField(max_length=20, blank=True, help_text="when the source said so")
+    stated_on = models.DateField(
+        null=True, blank=True, help_text="the date the source gave the tiers"
+    )
     history = HistoricalRecords()
 
     class Meta:
@@ -290,7 +362,43 @@ class QuoteStatus(models.TextChoices):
     EXPIRED = "expired", "expired"
 
 
-class DedicatedQuote(models.Model):
+class Quote(models.Model):
+    """What every vendor quote has: who quoted it, for which servers, and whether it still
+    stands. Abstract: ``DedicatedQuote`` and ``PurchaseQuote`` add their own figures and their
+    link to the GPU model."""
+
+    vendor = models.CharField(max_length=120)
+    reference = models.CharField(max_length=80, help_text="the vendor's quote number")
+    server_description = models.CharField(max_length=300)
+    gpus_per_server = models.PositiveSmallIntegerField()
+    valid_until = models.DateField(null=True, blank=True)
+    status = models.CharField(
+        max_length=10, choices=QuoteStatus.choices, default=QuoteStatus.RECEIVED
+    )
+    notes = models.TextField(blank=True)
+    is_demo = models.BooleanField(default=False, help_text="demonstration data, not a real quote")
+
+    class Meta:
+        abstract = True
+        ordering = ["vendor", "reference"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["vendor", "reference"], name="%(class)s_unique_reference"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(gpus_per_server__gt=0), name="%(class)s_gpus_positive"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(status__in=QuoteStatus.values),
+                name="%(class)s_status_known",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.vendor} {self.reference}: {self.server_description}"
+
+
+class DedicatedQuote(Quote):
     """A vendor's offer to lease dedicated GPU servers by the month.
 
     ``usd_per_server_month`` per server, each month of the term; ``setup_usd`` once, for the
@@ -299,11 +407,7 @@ class DedicatedQuote(models.Model):
     quote supplies (docs: scenario-format.md), so a quote's figures enter a scenario unchanged.
     """
 
-    vendor = models.CharField(max_length=120)
-    reference = models.CharField(max_length=80, help_text="the vendor's quote number")
-    server_description = models.CharField(max_length=300)
     gpu = models.ForeignKey(GpuModel, on_delete=models.PROTECT, related_name="dedicated_quotes")
-    gpus_per_server = models.PositiveSmallIntegerField()
     usd_per_server_month = models.DecimalField(**MONEY, help_text="[USD per server-month]")
     setup_usd = models.DecimalField(
         **MONEY, default=Decimal(0), help_text="[USD] once, for the whole order"
@@ -318,23 +422,11 @@ class DedicatedQuote(models.Model):
     overage_usd_per_tb = models.DecimalField(
         **MONEY, default=Decimal(0), help_text="[USD/TB] beyond the included egress"
     )
-    valid_until = models.DateField(null=True, blank=True)
-    status = models.CharField(
-        max_length=10, choices=QuoteStatus.choices, default=QuoteStatus.RECEIVED
-    )
-    notes = models.TextField(blank=True)
-    is_demo = models.BooleanField(default=False, help_text="demonstration data, not a real quote")
     history = HistoricalRecords()
 
-    class Meta:
-        ordering = ["vendor", "reference"]
+    class Meta(Quote.Meta):
         constraints = [
-            models.UniqueConstraint(
-                fields=["vendor", "reference"], name="dedicated_quote_unique_reference"
-            ),
-            models.CheckConstraint(
-                condition=models.Q(gpus_per_server__gt=0), name="dedicated_quote_gpus_positive"
-            ),
+            *Quote.Meta.constraints,
             models.CheckConstraint(
                 condition=models.Q(term_months__gt=0), name="dedicated_quote_term_positive"
             ),
@@ -348,28 +440,17 @@ class DedicatedQuote(models.Model):
                 & models.Q(overage_usd_per_tb__gte=0),
                 name="dedicated_quote_amounts_not_negative",
             ),
-            models.CheckConstraint(
-                condition=models.Q(status__in=QuoteStatus.values),
-                name="dedicated_quote_status_known",
-            ),
         ]
 
-    def __str__(self) -> str:
-        return f"{self.vendor} {self.reference}: {self.server_description}"
 
-
-class PurchaseQuote(models.Model):
+class PurchaseQuote(Quote):
     """A reseller's offer to sell GPU servers to own and host.
 
     ``capex_usd_per_server`` once per server; ``server_kw`` its power draw at load;
     ``support_fraction_per_year`` the yearly support contract as a fraction of capex.
     """
 
-    vendor = models.CharField(max_length=120)
-    reference = models.CharField(max_length=80, help_text="the vendor's quote number")
-    server_description = models.CharField(max_length=300)
     gpu = models.ForeignKey(GpuModel, on_delete=models.PROTECT, related_name="purchase_quotes")
-    gpus_per_server = models.PositiveSmallIntegerField()
     capex_usd_per_server = models.DecimalField(**MONEY, help_text="[USD per server]")
     server_kw = models.DecimalField(
         max_digits=8, decimal_places=3, help_text="server power at load [kW]"
@@ -378,23 +459,11 @@ class PurchaseQuote(models.Model):
     support_fraction_per_year = models.DecimalField(
         max_digits=6, decimal_places=4, default=Decimal(0), help_text="[fraction of capex/year]"
     )
-    valid_until = models.DateField(null=True, blank=True)
-    status = models.CharField(
-        max_length=10, choices=QuoteStatus.choices, default=QuoteStatus.RECEIVED
-    )
-    notes = models.TextField(blank=True)
-    is_demo = models.BooleanField(default=False, help_text="demonstration data, not a real quote")
     history = HistoricalRecords()
 
-    class Meta:
-        ordering = ["vendor", "reference"]
+    class Meta(Quote.Meta):
         constraints = [
-            models.UniqueConstraint(
-                fields=["vendor", "reference"], name="purchase_quote_unique_reference"
-            ),
-            models.CheckConstraint(
-                condition=models.Q(gpus_per_server__gt=0), name="purchase_quote_gpus_positive"
-            ),
+            *Quote.Meta.constraints,
             models.CheckConstraint(
                 condition=models.Q(capex_usd_per_server__gt=0),
                 name="purchase_quote_capex_positive",
@@ -407,14 +476,7 @@ class PurchaseQuote(models.Model):
                 & models.Q(support_fraction_per_year__lte=1),
                 name="purchase_quote_support_fraction_range",
             ),
-            models.CheckConstraint(
-                condition=models.Q(status__in=QuoteStatus.values),
-                name="purchase_quote_status_known",
-            ),
         ]
-
-    def __str__(self) -> str:
-        return f"{self.vendor} {self.reference}: {self.server_description}"
 
 
 class RefreshStatus(models.TextChoices):
@@ -488,7 +550,10 @@ class RefreshRun(models.Model):
 class StagedPrice(models.Model):
     """A price row of a feed, staged by its ``RefreshRun`` until the run is applied or discarded.
 
-    The plain row of ``hardware.sources`` as read (``stated_on``: the day the source stated it).
+    The plain row of ``hardware.sources`` as read (``stated_on``: the day the source stated it,
+    empty when the feed states none; ``flag``: why the price looks wrong, empty when it does not;
+    the GPU variant's confirmation and the spread of a spot price across zones as the loader
+    stores them).
     """
 
     run = models.ForeignKey(RefreshRun, on_delete=models.CASCADE, related_name="staged_prices")
@@ -503,7 +568,13 @@ class StagedPrice(models.Model):
     zone = models.CharField(max_length=60, blank=True)
     billing = models.CharField(max_length=12, choices=Billing.choices)
     usd_per_hour = models.DecimalField(**MONEY, help_text="[USD per instance-hour]")
-    is_suspect = models.BooleanField(default=False)
+    zone_count = models.PositiveSmallIntegerField(null=True, blank=True)
+    zone_min_usd_per_hour = models.DecimalField(**MONEY, null=True, blank=True)
+    zone_median_usd_per_hour = models.DecimalField(**MONEY, null=True, blank=True)
+    zone_max_usd_per_hour = models.DecimalField(**MONEY, null=True, blank=True)
+    gpu_confirmed = models.BooleanField(default=True)
+    gpu_evidence = models.CharField(max_length=400, blank=True)
+    flag = models.CharField(max_length=300, blank=True, help_text="why the price looks wrong")
     note = models.CharField(max_length=300, blank=True)
     stated_on = models.DateField(null=True, blank=True)
 

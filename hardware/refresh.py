@@ -14,8 +14,9 @@
    API, read from the price's history) would change or vanish, or when a CSV feed does not end
    with a line break (cut short);
 5. apply, in one short transaction: new and changed prices become new price rows (the older
-   rows stay as history), prices seen again move their ``last_seen``, prices the feed no longer
-   lists get ``vanished_at`` and stop being current. ``applied``, or ``unchanged`` when nothing
+   rows stay as history) dated ``stated_on`` as the feed states it (the load day when it states
+   none) and with the ``flag`` the parser gave a suspect price, prices seen again move their
+   ``last_seen``, prices the feed no longer lists get ``vanished_at`` and stop being current. ``applied``, or ``unchanged`` when nothing
    but ``last_seen`` moved: the same feed applied twice adds nothing.
 
 Anything that goes wrong while applying rolls the whole transaction back and fails the run: the
@@ -36,7 +37,7 @@ from simple_history.utils import bulk_update_with_history
 from .hand_edits import hand_edited_ids
 from .models import Billing, GpuModel, InstancePrice, RefreshRun, RefreshStatus, StagedPrice
 from .selectors import current_prices
-from .services import SQL_BATCH, instance_prices_load
+from .services import SQL_BATCH, instance_prices_load, price_spread
 from .sources.aliases import ALIASES_PATH, read_aliases
 from .sources.aws import parse_aws_offer_file, parse_aws_pricing_pages
 from .sources.common import ParseReport, SourceError
@@ -178,8 +179,14 @@ def _stage(run: RefreshRun, rows: list[PriceRow]) -> None:
                 zone=row.zone,
                 billing=row.billing,
                 usd_per_hour=row.usd_per_hour,
-                is_suspect=row.is_suspect,
-                note=row.note,
+                zone_count=row.zone_count,
+                zone_min_usd_per_hour=row.zone_min_usd_per_hour,
+                zone_median_usd_per_hour=row.zone_median_usd_per_hour,
+                zone_max_usd_per_hour=row.zone_max_usd_per_hour,
+                gpu_confirmed=row.gpu_confirmed,
+                gpu_evidence=row.gpu_evidence,
+                flag=row.note if row.is_suspect else "",
+                note="" if row.is_suspect else row.note,
                 stated_on=row.stated_on,
             )
             for row in rows
@@ -204,9 +211,15 @@ def staged_rows(*, run: RefreshRun) -> list[PriceRow]:
             billing=s.billing,
             usd_per_hour=s.usd_per_hour,
             line_no=s.line_no,
-            is_suspect=s.is_suspect,
-            note=s.note,
+            is_suspect=bool(s.flag),
+            note=s.flag or s.note,
             stated_on=s.stated_on,
+            gpu_confirmed=s.gpu_confirmed,
+            gpu_evidence=s.gpu_evidence,
+            zone_count=s.zone_count,
+            zone_min_usd_per_hour=s.zone_min_usd_per_hour,
+            zone_median_usd_per_hour=s.zone_median_usd_per_hour,
+            zone_max_usd_per_hour=s.zone_max_usd_per_hour,
         )
         for s in run.staged_prices.order_by("pk")
     ]
@@ -231,7 +244,7 @@ def refresh_plan(*, run: RefreshRun) -> RefreshPlan:
         price = by_key.get(key)
         if price is None:
             plan.added += 1
-        elif price.usd_per_hour == row.usd_per_hour and price.zone == row.zone:
+        elif price.usd_per_hour == row.usd_per_hour and price_spread(price) == price_spread(row):
             plan.unchanged += 1
         else:
             plan.changed += 1
@@ -308,6 +321,7 @@ def _apply(run: RefreshRun, plan: RefreshPlan, *, keep_hand_edits: bool) -> None
         source_name=run.feed_name,
         source_sha256=run.feed_sha256,
         observed_at=observed_at,
+        stated_on=run.feed_stated_on,
         keep_hand_edits=keep_hand_edits,
     )
     if counts.rejections:

@@ -3,7 +3,7 @@
 from datetime import UTC, date, datetime, time
 from decimal import Decimal
 
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import BooleanField, Count, Exists, ExpressionWrapper, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from .gpu_table import engine_figures, read_gpu_table
@@ -13,7 +13,9 @@ from .models import (
     GpuModel,
     InstanceOffer,
     InstancePrice,
+    Provider,
     PurchaseQuote,
+    stale_before,
 )
 
 
@@ -63,6 +65,64 @@ def current_prices(as_of: date | datetime | None = None) -> QuerySet[InstancePri
     )
 
 
+def current_prices_for_pages(as_of: date | datetime | None = None) -> QuerySet[InstancePrice]:
+    """``current_prices`` with what a page marks on each row: ``egress_known`` (the provider
+    has egress tiers in the catalog) and ``is_stale`` (stated before ``PRICE_STALE_DAYS``)."""
+    return current_prices(as_of).annotate(
+        egress_known=Exists(EgressTier.objects.filter(provider=OuterRef("offer__provider"))),
+        is_stale=ExpressionWrapper(Q(stated_on__lt=stale_before()), output_field=BooleanField()),
+    )
+
+
+def providers_list() -> QuerySet[Provider]:
+    """The providers, each annotated with how many egress tiers the catalog holds
+    (``egress_known`` reads it: no tiers means egress is unknown, not free)."""
+    return Provider.objects.annotate(egress_tier_count=Count("egress_tiers"))
+
+
+def price_standing(price: InstancePrice, *, today: date | None = None) -> dict:
+    """Where a price came from and whether it can be relied on: its amount [USD per
+    instance-hour, float], its source and the date the source stated it, whether that is older
+    than ``PRICE_STALE_DAYS`` (``stale``), its ``flag`` (``None``, or why the price looks wrong)
+    and the zone it applies in."""
+    return {
+        "usd_per_hour": float(price.usd_per_hour),
+        "source": price.source_name,
+        "stated_on": price.stated_on,
+        "stale": price.stated_on < stale_before(today),
+        "flag": price.flag or None,
+        "zone": price.zone,
+    }
+
+
+def cheapest_prices(*, gpu: str, as_of: date | datetime | None = None) -> list[dict]:
+    """The cheapest current price per GPU-hour for a GPU, by provider and billing, with the
+    offer and region behind each and whether it is flagged, stale or of an unconfirmed GPU
+    variant (so a page or the API can say so). Sorted by ``usd_per_gpu_hour``."""
+    best: dict[tuple[str, str], InstancePrice] = {}
+    for price in (
+        current_prices(as_of)
+        .filter(offer__gpu__slug=gpu)
+        .order_by("usd_per_gpu_hour", "offer__instance_type", "region__code")
+    ):
+        best.setdefault((price.offer.provider.slug, price.billing), price)
+    return [
+        {
+            "provider": provider,
+            "billing": billing,
+            "instance": price.offer.instance_type,
+            "region": price.region.code,
+            "usd_per_gpu_hour": price.usd_per_gpu_hour,
+            "gpu_confirmed": price.offer.gpu_confirmed,
+            "price": price,
+            **price_standing(price),
+        }
+        for (provider, billing), price in sorted(
+            best.items(), key=lambda item: (item[1].usd_per_gpu_hour, item[0])
+        )
+    ]
+
+
 def _tier(tier: EgressTier) -> dict:
     return {
         "up_to_tb": None if tier.up_to_tb is None else float(tier.up_to_tb),
@@ -87,8 +147,11 @@ def offer_reference_resolve(
     """What a scenario's reference to a cloud offer means at ``as_of`` (default: now).
 
     Returns ``{"gpu": slug, "gpu_count": int, "usd_per_gpu_hour": {billing: USD per GPU-hour},
-    "egress_tiers": [...] or None}`` with only the billings that have a current price, or
-    ``None`` when the offer has no current price in that region.
+    "egress_tiers": [...] or None, "standing": {...}}`` with only the billings that have a
+    current price, or ``None`` when the offer has no current price in that region. ``standing``
+    says what the warnings need: whether the GPU variant is confirmed (and why not), whether the
+    provider's egress price is known, and per billing the price's source, stated date, staleness
+    and flag (``price_standing``).
     """
     prices = list(
         current_prices(as_of).filter(
@@ -100,11 +163,22 @@ def offer_reference_resolve(
     if not prices:
         return None
     offer = prices[0].offer
+    tiers = egress_tiers_for_provider(provider=provider)
     return {
         "gpu": offer.gpu.slug,
         "gpu_count": offer.gpu_count,
         "usd_per_gpu_hour": {p.billing: float(p.usd_per_gpu_hour) for p in prices},
-        "egress_tiers": egress_tiers_for_provider(provider=provider),
+        "egress_tiers": tiers,
+        "standing": {
+            "provider": provider,
+            "instance": instance,
+            "region": region,
+            "gpu_confirmed": offer.gpu_confirmed,
+            "gpu_evidence": offer.gpu_evidence,
+            "egress_known": tiers is not None,
+            "egress_note": offer.provider.egress_note,
+            "prices": {p.billing: price_standing(p) for p in prices},
+        },
     }
 
 
@@ -157,7 +231,7 @@ def cheapest_current_prices(*, billing: str = "on_demand") -> list[InstancePrice
     on-demand), with the offer, region and source behind it; flagged prices are left out."""
     rows = (
         current_prices()
-        .filter(billing=billing, is_suspect=False)
+        .filter(billing=billing, flag="")
         .order_by("offer__gpu__vendor", "offer__gpu__name", "usd_per_gpu_hour", "pk")
     )
     cheapest: dict[int, InstancePrice] = {}
@@ -213,7 +287,9 @@ def quotes_list(*, today: date) -> dict[str, list[tuple[DedicatedQuote | Purchas
     }
 
 
-def cheapest_prices(*, gpu: GpuModel, as_of: date | datetime | None = None) -> list[InstancePrice]:
+def cheapest_price_rows(
+    *, gpu: GpuModel, as_of: date | datetime | None = None
+) -> list[InstancePrice]:
     """Per (provider, billing), the current price of ``gpu`` with the lowest USD per GPU-hour at
     ``as_of`` (default now); ties go to the first offer and region by name. Sorted by provider,
     then billing."""

@@ -7,10 +7,10 @@ checked against what is stored, and applied in one short transaction.
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import date, datetime
-from decimal import Decimal
 
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 from simple_history.utils import bulk_create_with_history
 
 from .gpu_table import GpuRow
@@ -24,26 +24,17 @@ from .models import (
     Provider,
     ProviderKind,
     PurchaseQuote,
-    QuoteStatus,
     Region,
-    usd_per_gpu_hour,
 )
 from .selectors import current_prices
 from .sources.common import Rejection
 from .sources.egress import EgressTierRow
+from .sources.seed import read_demo_quotes, read_providers
 from .sources.skypilot import PriceRow
 
-# The providers the shipped catalog knows: slug -> (name, kind, website).
-KNOWN_PROVIDERS: dict[str, tuple[str, str, str]] = {
-    "aws": ("Amazon Web Services", ProviderKind.HYPERSCALER, "https://aws.amazon.com/"),
-    "azure": ("Microsoft Azure", ProviderKind.HYPERSCALER, "https://azure.microsoft.com/"),
-    "gcp": ("Google Cloud", ProviderKind.HYPERSCALER, "https://cloud.google.com/"),
-    "oracle": ("Oracle Cloud Infrastructure", ProviderKind.HYPERSCALER, "https://www.oracle.com/cloud/"),
-    "lambda": ("Lambda", ProviderKind.GPU_CLOUD, "https://lambda.ai/"),
-    "shadeform": ("Shadeform", ProviderKind.MARKETPLACE, "https://www.shadeform.ai/"),
-    "vast": ("Vast.ai", ProviderKind.MARKETPLACE, "https://vast.ai/"),
-}  # fmt: skip
 SQL_BATCH = 500
+# Offer fields a load keeps up to date from the source (the GPU and its count are refused instead).
+OFFER_DETAILS = ("vcpus", "memory_gib", "host", "gpu_confirmed", "gpu_evidence")
 
 
 @dataclass
@@ -93,21 +84,44 @@ def gpu_models_load(*, rows: list[GpuRow]) -> LoadCounts:
 
 
 def providers_ensure(*, slugs: Iterable[str]) -> dict[str, Provider]:
-    """The providers named by ``slugs``, created when missing: from ``KNOWN_PROVIDERS``, or
-    named by their slug with the kind ``settings.PRICE_REFRESH_PROVIDER_KINDS`` gives them
-    (default ``gpu-cloud``).
+    """The providers named by ``slugs``, created when missing: those of
+    ``hardware/data/providers.csv`` with its name, kind, website and egress note; any other slug
+    (a feed's new cloud) named by its slug with the kind ``settings.PRICE_REFRESH_PROVIDER_KINDS``
+    gives it (default ``gpu-cloud``).
 
     An existing provider is left as it is (its name may have been edited by hand).
     """
     wanted = set(slugs)
     existing = {p.slug: p for p in Provider.objects.filter(slug__in=wanted)}
-    for slug in sorted(wanted - existing.keys()):
+    missing = wanted - existing.keys()
+    known = read_providers() if missing else {}
+    for slug in sorted(missing):
+        row = known.get(slug)
+        if row is not None:
+            existing[slug] = Provider.objects.create(
+                slug=slug,
+                name=row.name,
+                kind=row.kind,
+                website=row.website,
+                egress_note=row.egress_note,
+            )
+            continue
         kind = settings.PRICE_REFRESH_PROVIDER_KINDS.get(slug, ProviderKind.GPU_CLOUD)
         if kind not in ProviderKind.values:
             raise ValueError(f"PRICE_REFRESH_PROVIDER_KINDS: {slug}={kind} is not a provider kind")
-        name, kind, website = KNOWN_PROVIDERS.get(slug, (slug, kind, ""))
-        existing[slug] = Provider.objects.create(slug=slug, name=name, kind=kind, website=website)
+        existing[slug] = Provider.objects.create(slug=slug, name=slug, kind=kind)
     return existing
+
+
+def price_spread(row: PriceRow | InstancePrice) -> tuple:
+    """What besides the amount makes a price a new one: its zone and the spread across zones."""
+    return (
+        row.zone,
+        row.zone_count,
+        row.zone_min_usd_per_hour,
+        row.zone_median_usd_per_hour,
+        row.zone_max_usd_per_hour,
+    )
 
 
 @transaction.atomic
@@ -117,19 +131,28 @@ def instance_prices_load(
     source_name: str,
     source_sha256: str,
     observed_at: datetime,
+    stated_on: date | None = None,
     keep_hand_edits: bool = True,
 ) -> PriceLoadCounts:
-    """Apply observed prices: a price equal to the current one moves its ``last_seen``; a new or
-    changed price (or zone) adds a row with ``first_seen = last_seen = observed_at``.
+    """Apply observed prices: a new or changed price (or zone, or spread across zones) adds a row
+    with ``first_seen = last_seen = observed_at`` and ``stated_on`` (when the source stated it).
 
-    Older rows are never changed, so the history of a price stays as it was seen. Offers and
-    regions are created as needed; a row whose GPU or GPU count differs from its stored offer
-    is refused (its per-GPU price would be wrong). With ``keep_hand_edits`` a current price edited
-    by hand is not replaced: the row is refused, naming both values (``hardware.hand_edits``).
+    ``stated_on`` is the feed's publication or effective date (a row's own ``stated_on`` comes
+    first); a feed that states none is taken as stating its prices the day they were observed
+    (``observed_at``'s date).
+
+    A price equal to the current one from another file moves its ``last_seen`` (and its
+    ``stated_on`` to the later date); from the very file the catalog already holds (same
+    SHA-256), it changes nothing, so reloading a snapshot never makes it look recent. Older rows
+    are never changed, so the history of a price stays as it was seen. Offers and regions are
+    created as needed; a row whose GPU or GPU count differs from its stored offer is refused
+    (its per-GPU price would be wrong). With ``keep_hand_edits`` a current price edited by hand
+    is not replaced: the row is refused, naming both values (``hardware.hand_edits``).
     """
     counts = PriceLoadCounts()
     if not rows:
         return counts
+    feed_stated_on = stated_on or timezone.localdate(observed_at)
     providers = providers_ensure(slugs={row.provider for row in rows})
     gpus = {gpu.slug: gpu for gpu in GpuModel.objects.all()}
     regions = _regions_ensure(rows, providers, counts)
@@ -146,7 +169,7 @@ def instance_prices_load(
         else set()
     )
     new_prices: list[InstancePrice] = []
-    seen_again: list[int] = []
+    seen_again: list[InstancePrice] = []
     done: set[tuple[int, int, str]] = set()
     for row in rows:
         offer = offers.get((row.provider, row.instance_type))
@@ -169,10 +192,17 @@ def instance_prices_load(
             )
             continue
         done.add(key)
+        stated_on = row.stated_on or feed_stated_on
         current = latest.get(key)
-        if current and current.usd_per_hour == row.usd_per_hour and current.zone == row.zone:
-            if current.last_seen < observed_at:
-                seen_again.append(current.pk)
+        if (
+            current
+            and current.usd_per_hour == row.usd_per_hour
+            and price_spread(current) == price_spread(row)
+        ):
+            if current.source_sha256 != source_sha256 and current.last_seen < observed_at:
+                current.last_seen = observed_at
+                current.stated_on = max(current.stated_on, stated_on)
+                seen_again.append(current)
             counts.unchanged += 1
             continue
         if current and current.pk in hand:
@@ -193,22 +223,26 @@ def instance_prices_load(
                 )
             )  # fmt: skip
             continue
-        new_prices.append(
-            InstancePrice(
-                offer=offer,
-                region=region,
-                billing=row.billing,
-                usd_per_hour=row.usd_per_hour,
-                usd_per_gpu_hour=usd_per_gpu_hour(row.usd_per_hour, offer.gpu_count),
-                zone=row.zone,
-                first_seen=observed_at,
-                last_seen=observed_at,
-                source_name=source_name,
-                source_sha256=source_sha256,
-                is_suspect=row.is_suspect,
-                note=row.note,
-            )
+        price = InstancePrice(
+            offer=offer,
+            region=region,
+            billing=row.billing,
+            usd_per_hour=row.usd_per_hour,
+            zone=row.zone,
+            zone_count=row.zone_count,
+            zone_min_usd_per_hour=row.zone_min_usd_per_hour,
+            zone_median_usd_per_hour=row.zone_median_usd_per_hour,
+            zone_max_usd_per_hour=row.zone_max_usd_per_hour,
+            stated_on=stated_on,
+            first_seen=observed_at,
+            last_seen=observed_at,
+            source_name=source_name,
+            source_sha256=source_sha256,
+            flag=row.note if row.is_suspect else "",
+            note="" if row.is_suspect else row.note,
         )
+        price.derive_usd_per_gpu_hour()
+        new_prices.append(price)
     if new_prices:
         bulk_create_with_history(
             new_prices,
@@ -217,10 +251,7 @@ def instance_prices_load(
             default_change_reason=f"loaded from {source_name}",
         )
     counts.created = len(new_prices)
-    for start in range(0, len(seen_again), SQL_BATCH):
-        InstancePrice.objects.filter(pk__in=seen_again[start : start + SQL_BATCH]).update(
-            last_seen=observed_at
-        )
+    InstancePrice.objects.bulk_update(seen_again, ["last_seen", "stated_on"], batch_size=SQL_BATCH)
     return counts
 
 
@@ -277,16 +308,21 @@ def _offers_ensure(
                 vcpus=row.vcpus,
                 memory_gib=row.memory_gib,
                 host=row.host,
+                gpu_confirmed=row.gpu_confirmed,
+                gpu_evidence=row.gpu_evidence,
             )
-        elif (offer.vcpus, offer.memory_gib, offer.host) != (row.vcpus, row.memory_gib, row.host):
-            offer.vcpus, offer.memory_gib, offer.host = row.vcpus, row.memory_gib, row.host
+        elif [getattr(offer, name) for name in OFFER_DETAILS] != [
+            getattr(row, name) for name in OFFER_DETAILS
+        ]:
+            for name in OFFER_DETAILS:
+                setattr(offer, name, getattr(row, name))
             to_update[key] = offer
     if to_create:
         InstanceOffer.objects.bulk_create(list(to_create.values()), batch_size=SQL_BATCH)
         counts.offers_created = len(to_create)
     if to_update:
         InstanceOffer.objects.bulk_update(
-            list(to_update.values()), ["vcpus", "memory_gib", "host"], batch_size=SQL_BATCH
+            list(to_update.values()), list(OFFER_DETAILS), batch_size=SQL_BATCH
         )
     if to_create:
         offers = stored()
@@ -294,9 +330,12 @@ def _offers_ensure(
 
 
 @transaction.atomic
-def egress_tiers_load(*, rows: list[EgressTierRow], source_name: str) -> LoadCounts:
-    """Make each provider's stored egress tiers those of ``rows``; each change is kept in the
-    tiers' history with ``source_name`` as the reason. Tiers equal to the stored ones are left.
+def egress_tiers_load(
+    *, rows: list[EgressTierRow], source_name: str, stated_on: date | None = None
+) -> LoadCounts:
+    """Make each provider's stored egress tiers those of ``rows``, stated by their source on
+    ``stated_on``; each change is kept in the tiers' history with ``source_name`` as the reason.
+    Tiers equal to the stored ones are left.
 
     A provider one of whose tiers was edited by hand (``hardware.hand_edits``) and would change
     or go keeps all its tiers as they are; ``counts.kept`` says so with both values.
@@ -333,7 +372,7 @@ def egress_tiers_load(*, rows: list[EgressTierRow], source_name: str) -> LoadCou
                 "usd_per_gb": row.usd_per_gb,
                 "scope": row.scope,
                 "source": row.source,
-                "observed": row.observed,
+                "stated_on": stated_on,
             }
             tier = stored.get(row.up_to_tb)
             if tier is None:
@@ -352,93 +391,18 @@ def egress_tiers_load(*, rows: list[EgressTierRow], source_name: str) -> LoadCou
     return counts
 
 
-# Demonstration quotes: illustrative public-ish figures, flagged ``is_demo``; not real offers.
-DEMO_DEDICATED_QUOTES = [
-    {
-        "vendor": "Demo Dedicated Hosting A",
-        "reference": "DEMO-D-H100-8",
-        "server_description": "8x H100 SXM5 80GB HGX, 2x Xeon 8480+, 2 TB RAM, 8x 3.84 TB NVMe",
-        "gpu": "h100-sxm",
-        "gpus_per_server": 8,
-        "usd_per_server_month": Decimal("14600"),
-        "setup_usd": Decimal("0"),
-        "term_months": 12,
-        "included_egress_tb": Decimal("100"),
-        "overage_usd_per_tb": Decimal("2"),
-        "valid_until": date(2027, 3, 31),
-        "status": QuoteStatus.RECEIVED,
-    },
-    {
-        "vendor": "Demo Dedicated Hosting B",
-        "reference": "DEMO-D-A100-8",
-        "server_description": "8x A100 SXM4 80GB HGX, 2x EPYC 7763, 1 TB RAM",
-        "gpu": "a100-sxm-80gb",
-        "gpus_per_server": 8,
-        "usd_per_server_month": Decimal("8900"),
-        "setup_usd": Decimal("1000"),
-        "term_months": 12,
-        "included_egress_tb": Decimal("50"),
-        "overage_usd_per_tb": Decimal("3"),
-        "valid_until": date(2027, 2, 28),
-        "status": QuoteStatus.RECEIVED,
-    },
-    {
-        "vendor": "Demo Dedicated Hosting A",
-        "reference": "DEMO-D-L40S-4",
-        "server_description": "4x L40S 48GB, 1x EPYC 9354, 512 GB RAM",
-        "gpu": "l40s",
-        "gpus_per_server": 4,
-        "usd_per_server_month": Decimal("2600"),
-        "setup_usd": Decimal("500"),
-        "term_months": 6,
-        "included_egress_tb": Decimal("30"),
-        "overage_usd_per_tb": Decimal("1.5"),
-        "valid_until": date(2027, 1, 31),
-        "status": QuoteStatus.DRAFT,
-    },
-]
-DEMO_PURCHASE_QUOTES = [
-    {
-        "vendor": "Demo Server Reseller",
-        "reference": "DEMO-P-H100-8",
-        "server_description": "8x H100 SXM5 80GB HGX server (SR680a V3 class), 3-year warranty",
-        "gpu": "h100-sxm",
-        "gpus_per_server": 8,
-        "capex_usd_per_server": Decimal("265000"),
-        "server_kw": Decimal("10.2"),
-        "lead_time_months": 3,
-        "support_fraction_per_year": Decimal("0.08"),
-        "valid_until": date(2027, 1, 31),
-        "status": QuoteStatus.RECEIVED,
-    },
-    {
-        "vendor": "Demo Server Reseller",
-        "reference": "DEMO-P-H200-8",
-        "server_description": "8x H200 SXM 141GB HGX server, 3-year warranty",
-        "gpu": "h200",
-        "gpus_per_server": 8,
-        "capex_usd_per_server": Decimal("315000"),
-        "server_kw": Decimal("10.2"),
-        "lead_time_months": 4,
-        "support_fraction_per_year": Decimal("0.08"),
-        "valid_until": date(2027, 1, 31),
-        "status": QuoteStatus.RECEIVED,
-    },
-]
 DEMO_NOTE = "Demonstration data: illustrative public figures, not a quote anyone received."
 
 
 @transaction.atomic
 def demo_quotes_load() -> LoadCounts:
-    """Create the demonstration quotes missing by (vendor, reference); existing ones are left
-    as they are, so hand edits survive a reload.
+    """Create the demonstration quotes (``hardware/data/demo_*_quotes.csv``) missing by
+    (vendor, reference); existing ones are left as they are, so hand edits survive a reload.
     """
     counts = LoadCounts()
     gpus = {gpu.slug: gpu for gpu in GpuModel.objects.all()}
-    for model, specs in (
-        (DedicatedQuote, DEMO_DEDICATED_QUOTES),
-        (PurchaseQuote, DEMO_PURCHASE_QUOTES),
-    ):
+    dedicated, purchase = read_demo_quotes()
+    for model, specs in ((DedicatedQuote, dedicated), (PurchaseQuote, purchase)):
         for spec in specs:
             values = {**spec, "gpu": gpus[spec["gpu"]], "notes": DEMO_NOTE, "is_demo": True}
             if model.objects.filter(vendor=spec["vendor"], reference=spec["reference"]).exists():

@@ -10,4 +10,5 @@ urlpatterns = [
     path("quotes/", views.quotes, name="quotes"),
     path("quotes/<str:kind>/new/", views.quote_edit, name="quote-create"),
     path("quotes/<str:kind>/<int:pk>/edit/", views.quote_edit, name="quote-edit"),
+    path("gpus/<slug:slug>/cheapest/", views.gpu_cheapest, name="gpu-cheapest-page"),
 ]

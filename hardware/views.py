@@ -1,5 +1,6 @@
 """Server-rendered catalog pages."""
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -14,7 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from .filtersets import PRICE_ORDERING, PriceFilterSet
 from .forms import DedicatedQuoteForm, PurchaseQuoteForm
 from .models import DedicatedQuote, GpuModel, PurchaseQuote, Region
-from .selectors import current_prices, quotes_list
+from .selectors import cheapest_prices, current_prices_for_pages, quotes_list
 
 PRICES_PAGE_SIZE = 50
 
@@ -50,7 +51,7 @@ def prices(request: HttpRequest) -> HttpResponse:
     """The current cloud prices (latest per offer, region and billing), filtered and sorted with
     the API's filter names, 50 rows a page."""
     query = _non_empty(request.GET)
-    filterset = PriceFilterSet(query, queryset=current_prices(), request=request)
+    filterset = PriceFilterSet(query, queryset=current_prices_for_pages(), request=request)
     rows = filterset.qs  # validates the filters; invalid ones are left out and reported
     form = filterset.form
     form.fields["region"].widget.attrs["list"] = "region-codes"
@@ -69,6 +70,7 @@ def prices(request: HttpRequest) -> HttpResponse:
         "sort": _sort_columns(ordering),
         "filtered": any(key in filterset.filters and key != "ordering" for key in query),
         "region_codes": Region.objects.order_by("code").values_list("code", flat=True).distinct(),
+        "stale_days": settings.PRICE_STALE_DAYS,
     }
     return render(request, "hardware/prices.html", context)
 
@@ -135,3 +137,19 @@ def quote_edit(request: HttpRequest, kind: str, pk: int | None = None) -> HttpRe
         return render(request, "hardware/_quote_form.html", context)
     status = 400 if request.method == "POST" else 200
     return render(request, "hardware/quote_form.html", context, status=status)
+
+
+@login_required
+@require_GET
+def gpu_cheapest(request: HttpRequest, slug: str) -> HttpResponse:
+    """The cheapest current price per GPU-hour of one GPU, by provider and billing, each saying
+    whether it is flagged, stale or of an unconfirmed GPU variant (the API's ``cheapest``)."""
+    gpu = get_object_or_404(GpuModel, slug=slug)
+    rows = cheapest_prices(gpu=gpu.slug)
+    context = {
+        "gpu": gpu,
+        "rows": rows,
+        "cheapest": rows[0] if rows else None,
+        "stale_days": settings.PRICE_STALE_DAYS,
+    }
+    return render(request, "hardware/gpu_cheapest.html", context)

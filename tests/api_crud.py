@@ -72,6 +72,7 @@ def make_base() -> Base:
 def make_price(offer: InstanceOffer, region: Region, usd_per_hour: str, **extra: Any):
     fields = {
         "billing": Billing.ON_DEMAND,
+        "stated_on": T0.date(),
         "first_seen": T0,
         "last_seen": T0 + timedelta(days=10),
         "source_name": "test",

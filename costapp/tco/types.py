@@ -53,6 +53,33 @@ class OfferPrices(TypedDict, total=False):
     commit_3y: float
 
 
+class PriceStanding(TypedDict):
+    """Where one offer price came from and whether it can be relied on (for warnings; the
+    engine ignores it): the amount [USD per instance-hour], the source, the date it stated the
+    price, staleness, flag and the zone it applies in."""
+
+    usd_per_hour: float
+    source: str
+    stated_on: date
+    stale: bool
+    flag: str | None
+    zone: str
+
+
+class OfferStanding(TypedDict):
+    """What the warnings need about an offer: whether its GPU variant is confirmed (and why
+    not), whether its provider's egress price is known, and per billing the price's standing."""
+
+    provider: str
+    instance: str
+    region: str
+    gpu_confirmed: bool
+    gpu_evidence: str
+    egress_known: bool
+    egress_note: str
+    prices: dict[str, PriceStanding]
+
+
 class OfferTerms(TypedDict):
     """What a reference to a cloud offer ``(provider, instance, region)`` supplies."""
 
@@ -60,6 +87,7 @@ class OfferTerms(TypedDict):
     gpu_count: int
     usd_per_gpu_hour: OfferPrices
     egress_tiers: list[EgressTier] | None
+    standing: NotRequired[OfferStanding]
 
 
 class QuoteStanding(TypedDict):

@@ -237,9 +237,15 @@ class CheapestSerializer(serializers.Serializer):
 class ProviderSerializer(CatalogSerializer):
     """A seller of GPU capacity."""
 
+    egress_known = serializers.BooleanField(
+        read_only=True,
+        help_text="false when the catalog holds no egress tiers for the provider: its egress "
+        "price is unknown (not free)",
+    )
+
     class Meta:
         model = Provider
-        fields = ["slug", "name", "kind", "website"]
+        fields = ["slug", "name", "kind", "website", "egress_known"]
         extra_kwargs = {
             "slug": {"help_text": "identifier, e.g. aws"},
             "name": {"help_text": "name"},
@@ -279,8 +285,13 @@ class InstanceOfferSerializer(CatalogSerializer):
             "vcpus",
             "memory_gib",
             "host",
+            "gpu_confirmed",
         ]
         extra_kwargs = {
+            "gpu_confirmed": {
+                "help_text": "false when the GPU variant could not be settled from evidence "
+                "(the model shown is the slower candidate)"
+            },
             "instance_type": {"help_text": "the provider's instance name, e.g. p5.48xlarge"},
             "gpu_count": {"help_text": "GPUs per instance [count]", "min_value": 1},
             "vcpus": {"help_text": "vCPUs per instance [count]", "min_value": Decimal(0)},
@@ -313,6 +324,13 @@ class RegionCodeField(serializers.CharField):
         return brief.to_representation(value)
 
 
+class FlagField(serializers.CharField):
+    """A price's flag: stored as text, empty when not flagged; read as null then."""
+
+    def to_representation(self, value: Any) -> Any:
+        return super().to_representation(value) or None
+
+
 class InstancePriceSerializer(CatalogSerializer):
     """One price of an offer in a region and billing model, as observed over a time span."""
 
@@ -335,6 +353,20 @@ class InstancePriceSerializer(CatalogSerializer):
     last_seen = serializers.DateTimeField(
         required=False, help_text="when this catalog last saw it [UTC]; default first_seen"
     )
+    stated_on = serializers.DateField(
+        required=False, help_text="the date the source gave the price [date]; default today"
+    )
+    stale = serializers.BooleanField(
+        read_only=True,
+        help_text="true when stated_on is older than the configured age (PRICE_STALE_DAYS)",
+    )
+    flag = FlagField(
+        required=False,
+        allow_null=True,
+        allow_blank=True,
+        max_length=300,
+        help_text="null, or why the price looks wrong",
+    )
     currency = CurrencyField()
 
     class Meta:
@@ -348,8 +380,11 @@ class InstancePriceSerializer(CatalogSerializer):
             "usd_per_hour",
             "usd_per_gpu_hour",
             "source",
+            "stated_on",
             "first_seen",
             "last_seen",
+            "stale",
+            "flag",
             "currency",
         ]
         read_only_fields = ["usd_per_gpu_hour"]
@@ -382,8 +417,11 @@ class InstancePriceSerializer(CatalogSerializer):
             "usd_per_hour": money_string(instance.usd_per_hour),
             "usd_per_gpu_hour": money_string(instance.usd_per_gpu_hour),
             "source": instance.source_name,
+            "stated_on": instance.stated_on.isoformat(),
             "first_seen": utc_string(instance.first_seen),
             "last_seen": utc_string(instance.last_seen),
+            "stale": instance.stale,
+            "flag": instance.flag or None,
         }
 
     def validate(self, attrs: dict) -> dict:
@@ -402,9 +440,12 @@ class InstancePriceSerializer(CatalogSerializer):
             raise serializers.ValidationError(
                 {"region": "The region belongs to another provider than the offer; give it."}
             )
+        if "flag" in attrs:
+            attrs["flag"] = attrs["flag"] or ""
         if instance is None:
             attrs.setdefault("first_seen", timezone.now())
             attrs.setdefault("last_seen", attrs["first_seen"])
+            attrs.setdefault("stated_on", timezone.localdate())
         first = attrs.get("first_seen", instance.first_seen if instance else None)
         last = attrs.get("last_seen", instance.last_seen if instance else None)
         if last < first:
@@ -473,7 +514,7 @@ class EgressTierSerializer(CatalogSerializer):
             "usd_per_gb",
             "scope",
             "source",
-            "observed",
+            "stated_on",
             "currency",
         ]
         list_serializer_class = EgressTierListSerializer
@@ -485,7 +526,7 @@ class EgressTierSerializer(CatalogSerializer):
             "usd_per_gb": {"help_text": "[USD/GB] within this tier", "min_value": 0},
             "scope": {"help_text": "regions the tiers apply to"},
             "source": {"help_text": "where the figures come from"},
-            "observed": {"help_text": "when the source said so [date, as written]"},
+            "stated_on": {"help_text": "the date the source gave the tiers [date]"},
         }
 
     def validate_up_to_tb(self, value: Decimal | None) -> Decimal | None:

@@ -27,7 +27,6 @@ from ..models import (
     GpuModel,
     InstanceOffer,
     InstancePrice,
-    Provider,
     PurchaseQuote,
     Region,
 )
@@ -118,7 +117,7 @@ class GpuModelViewSet(CatalogViewSet):
     def cheapest(self, request: Request, slug: str | None = None) -> Response:
         gpu = self.get_object()
         as_of = as_of_param(request)
-        rows = selectors.cheapest_prices(gpu=gpu, as_of=as_of)
+        rows = selectors.cheapest_price_rows(gpu=gpu, as_of=as_of)
         day = as_of or timezone.now().date()
         return Response(CheapestSerializer({"gpu": gpu, "as_of": day, "results": rows}).data)
 
@@ -126,7 +125,7 @@ class GpuModelViewSet(CatalogViewSet):
 class ProviderViewSet(CatalogViewSet):
     """Providers, looked up by slug."""
 
-    queryset = Provider.objects.all()
+    queryset = selectors.providers_list()
     serializer_class = ProviderSerializer
     filterset_class = filtersets.ProviderFilterSet
     lookup_field = "slug"

@@ -60,6 +60,9 @@ class ParseReport:
     dropped_by_reason: Counter = field(default_factory=Counter)
     bytes_read: int = 0
     stated_on: date | None = None  # the feed's own date (publication), when it states one
+    rows_unconfirmed: int = 0
+    # (instance type, GPU slug it is filed under, why the variant is not settled)
+    unconfirmed: list[tuple[str, str, str]] = field(default_factory=list)
 
     @property
     def rejected_by_reason(self) -> Counter:

@@ -3,6 +3,7 @@
 The contract's form: per provider, tiers in rising order of ``up_to_tb`` (cumulative TB per
 month; empty = no limit, the last tier), each with its ``usd_per_gb``. A free allowance is a first
 tier priced 0, stated as 0 by the source. ``source`` "same" repeats the provider's previous source.
+When the source stated the tiers is the file's date (``stated_on.csv``), not a column.
 """
 
 from dataclasses import dataclass
@@ -30,7 +31,6 @@ class EgressTierRow:
     usd_per_gb: Decimal
     scope: str
     source: str
-    observed: str
     line_no: int
 
 
@@ -68,8 +68,7 @@ def parse_egress_tiers(
         last_source[provider] = source
         by_provider.setdefault(provider, []).append(
             EgressTierRow(
-                provider, up_to_tb, usd_per_gb, text(raw, "scope"), source,
-                text(raw, "observed"), line_no,
+                provider, up_to_tb, usd_per_gb, text(raw, "scope"), source, line_no,
             )
         )  # fmt: skip
     rows: list[EgressTierRow] = []

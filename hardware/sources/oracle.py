@@ -100,7 +100,7 @@ def _egress_tiers(item: dict, line_no: int, subject: str, source: str) -> list[E
                 f"{subject}: tier {n} runs {low} .. {high} GB after {previous} GB",
             )
         up_to_tb = None if high_gb is None or high_gb >= NO_LIMIT_GB else high_gb / GB_PER_TB
-        tiers.append(EgressTierRow(PROVIDER, up_to_tb, usd_per_gb, origin, source, "", line_no))
+        tiers.append(EgressTierRow(PROVIDER, up_to_tb, usd_per_gb, origin, source, line_no))
         if up_to_tb is None:
             break
         previous = high_gb if high_gb is not None else previous

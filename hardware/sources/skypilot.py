@@ -12,20 +12,25 @@ instance-hour. The traps of these files (hardware/data/README.md) are met here:
   alias table with the memory per GPU and the instance name.
 - Empty ``Price`` means no on-demand price; empty or zero ``SpotPrice`` means no spot price.
 - AWS repeats the region's on-demand price in every zone: it is kept once per region; spot is the
-  lowest zone's price, with that zone. A spot price that is exactly a tenth of on-demand is kept
-  and flagged as suspect.
+  lowest zone's price, with that zone and the spread (lowest, median, highest) across the region's
+  zones. A spot price that is exactly a tenth of on-demand is kept and flagged as suspect; so is
+  one that is a tenth of the per-GPU on-demand price of a sibling instance (same GPU, same
+  region) where the instance itself has no on-demand price (AWS p5e beside p5en).
+- The alias table may file a GPU whose variant the name does not settle as unconfirmed: the rows
+  carry ``gpu_confirmed`` false and the alias row's evidence.
 - Shadeform is a marketplace: the instance name's prefix names the host.
 """
 
 import ast
 import re
+import statistics
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
 
-from .aliases import AliasTable
+from .aliases import AliasTable, GpuResolution
 from .common import (
     ParseReport,
     RowRejected,
@@ -50,6 +55,7 @@ CLOUD_SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 TENTH = Decimal("0.1")
 # A spot price within this of on-demand / 10 counts as "a tenth" (the files round to 4 places).
 TENTH_TOLERANCE = Decimal("0.0001")
+SPREAD_QUANTUM = Decimal("1E-10")
 
 
 @dataclass(frozen=True)
@@ -71,6 +77,12 @@ class PriceRow:
     is_suspect: bool = False
     note: str = ""
     stated_on: date | None = None  # the date the source gave the price, where it says
+    gpu_confirmed: bool = True
+    gpu_evidence: str = ""
+    zone_count: int | None = None
+    zone_min_usd_per_hour: Decimal | None = None
+    zone_median_usd_per_hour: Decimal | None = None
+    zone_max_usd_per_hour: Decimal | None = None
 
 
 @dataclass(frozen=True)
@@ -88,6 +100,7 @@ class _Line:
     zone: str
     on_demand: Decimal | None
     spot: Decimal | None
+    gpu: GpuResolution | None = None
 
 
 def gpu_memory_gib_per_gpu(cloud: str, gpu_info: dict, gpu_count: int) -> Decimal | None:
@@ -140,7 +153,7 @@ def _parse_line(cloud: str, line_no: int, raw: dict, aliases: AliasTable) -> _Li
             if isinstance(exc, RowRejected):
                 raise
             raise RowRejected("bad GpuInfo", f"GpuInfo has no usable memory: {exc}") from None
-    slug = aliases.resolve(name, memory, instance_type)
+    gpu = aliases.resolve_variant(name, memory, instance_type)
     if on_demand is None and spot is None:
         raise RowRejected(
             "no price", f"{instance_type} in {region} has neither Price nor SpotPrice"
@@ -149,7 +162,7 @@ def _parse_line(cloud: str, line_no: int, raw: dict, aliases: AliasTable) -> _Li
     return _Line(
         line_no=line_no,
         instance_type=instance_type,
-        gpu_slug=slug,
+        gpu_slug=gpu.slug,
         gpu_count=gpu_count,
         vcpus=decimal_or_none(raw, "vCPUs"),
         memory_gib=decimal_or_none(raw, "MemoryGiB"),
@@ -158,6 +171,7 @@ def _parse_line(cloud: str, line_no: int, raw: dict, aliases: AliasTable) -> _Li
         zone=text(raw, "AvailabilityZone"),
         on_demand=on_demand,
         spot=spot,
+        gpu=gpu,
     )
 
 
@@ -215,8 +229,54 @@ def parse_skypilot_vms(
         if not kept:
             continue
         rows.extend(_fold(cloud, first, region, kept, report, stated_on))
+    rows = _flag_against_siblings(rows)
     report.rows_accepted = report.rows_read - len({r.line_no for r in report.rejections})
+    rejected = {r.line_no for r in report.rejections}
+    report.unconfirmed = sorted(
+        {
+            (line.instance_type, line.gpu_slug, line.gpu.evidence)
+            for lines in groups.values()
+            for line in lines
+            if line.gpu is not None and not line.gpu.confirmed and line.line_no not in rejected
+        }
+    )
+    report.rows_unconfirmed = sum(
+        1
+        for lines in groups.values()
+        for line in lines
+        if line.gpu is not None and not line.gpu.confirmed and line.line_no not in rejected
+    )
     return rows, report
+
+
+def _flag_against_siblings(rows: list[PriceRow]) -> list[PriceRow]:
+    """Flag a spot price with no on-demand price of its own that is a tenth of the per-GPU
+    on-demand price of another instance with the same GPU in the same region."""
+    on_demand: dict[tuple[str, str], list[PriceRow]] = defaultdict(list)
+    has_on_demand = set()
+    for row in rows:
+        if row.billing == "on_demand":
+            on_demand[(row.gpu_slug, row.region)].append(row)
+            has_on_demand.add((row.instance_type, row.region))
+    out = []
+    for row in rows:
+        if (
+            row.billing == "spot"
+            and not row.is_suspect
+            and (row.instance_type, row.region) not in has_on_demand
+        ):
+            for sibling in on_demand.get((row.gpu_slug, row.region), []):
+                per_gpu = sibling.usd_per_hour / sibling.gpu_count
+                if abs(row.usd_per_hour - per_gpu * row.gpu_count * TENTH) <= TENTH_TOLERANCE:
+                    note = (
+                        f"spot is a tenth of the on-demand price of {sibling.instance_type} "
+                        f"({sibling.usd_per_hour} for {sibling.gpu_count} GPUs) in {row.region}, "
+                        "and this instance has no on-demand price: suspect"
+                    )
+                    row = replace(row, is_suspect=True, note=note)
+                    break
+        out.append(row)
+    return out
 
 
 def _fold(
@@ -229,7 +289,10 @@ def _fold(
 ) -> list[PriceRow]:
     """The prices of one instance type in one region, from its line (or its zones' lines)."""
 
-    def row(billing: str, usd: Decimal, line_no: int, zone="", note="", suspect=False) -> PriceRow:
+    def row(
+        billing: str, usd: Decimal, line_no: int, zone="", note="", suspect=False, spread=None
+    ) -> PriceRow:
+        count, low, median, high = spread or (None, None, None, None)
         return PriceRow(
             provider=cloud,
             instance_type=offer.instance_type,
@@ -246,6 +309,12 @@ def _fold(
             is_suspect=suspect,
             note=note,
             stated_on=stated_on,
+            gpu_confirmed=offer.gpu.confirmed if offer.gpu else True,
+            gpu_evidence=offer.gpu.evidence if offer.gpu else "",
+            zone_count=count,
+            zone_min_usd_per_hour=low,
+            zone_median_usd_per_hour=median,
+            zone_max_usd_per_hour=high,
         )
 
     out: list[PriceRow] = []
@@ -288,5 +357,10 @@ def _fold(
             note, suspect = f"spot is a tenth of on-demand {on_demand}: suspect", True
         elif on_demand is not None and lowest.spot > on_demand:
             note = f"spot above on-demand {on_demand} through the source's rounding"
-        out.append(row("spot", lowest.spot, lowest.line_no, lowest.zone, note, suspect))
+        spread = None
+        if all(line.zone for line in spot_lines):
+            prices = sorted(line.spot for line in spot_lines if line.spot is not None)
+            median = Decimal(statistics.median(prices)).quantize(SPREAD_QUANTUM)
+            spread = (len(prices), prices[0], median, prices[-1])
+        out.append(row("spot", lowest.spot, lowest.line_no, lowest.zone, note, suspect, spread))
     return out

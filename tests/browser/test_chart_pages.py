@@ -28,6 +28,7 @@ def test_an_offers_price_history_draws_a_plotly_chart_from_local_scripts(
             usd_per_hour=Decimal(usd_per_hour),
             first_seen=at,
             last_seen=at + timedelta(days=5),
+            stated_on=at.date(),
             source_name="test refresh",
         )
     get_user_model().objects.create_user("finance", password="a long pass phrase")

@@ -61,9 +61,7 @@ def test_the_dashboard_shows_the_cheapest_price_per_gpu_and_price_changes(client
     body = client.get("/").content.decode()
     assert "No price has changed" in body
     h100 = (
-        InstancePrice.objects.filter(
-            offer__gpu__slug="h100-sxm", billing="on_demand", is_suspect=False
-        )
+        InstancePrice.objects.filter(offer__gpu__slug="h100-sxm", billing="on_demand", flag="")
         .order_by("usd_per_gpu_hour")
         .first()
     )
@@ -77,6 +75,7 @@ def test_the_dashboard_shows_the_cheapest_price_per_gpu_and_price_changes(client
         usd_per_hour=Decimal("0.01") * h100.offer.gpu_count,
         first_seen=h100.first_seen + timedelta(days=1),
         last_seen=h100.first_seen + timedelta(days=1),
+        stated_on=h100.stated_on,
         source_name="test refresh",
     )
     body = client.get("/").content.decode()

@@ -17,7 +17,7 @@ CHANGELISTS = [
     ("region", {"q": "Oklahoma"}, "Oklahoma, US, NA"),
     ("instanceoffer", {"q": "p5.48xlarge", "gpu_count": "8"}, "p5.48xlarge"),
     ("instanceprice", {"q": "gpu_8x_h100_sxm5", "billing__exact": "on_demand"}, "23.92"),
-    ("instanceprice", {"is_suspect__exact": "1", "billing__exact": "spot"}, "7.5955"),
+    ("instanceprice", {"flagged": "yes", "billing__exact": "spot"}, "7.5955"),
     ("egresstier", {"q": "oracle"}, "0.0085"),
     ("dedicatedquote", {"q": "H100", "status__exact": "received", "is_demo__exact": "1"}, "DEMO-D-H100-8"),
     ("purchasequote", {"q": "H200", "is_demo__exact": "1"}, "DEMO-P-H200-8"),
@@ -69,6 +69,8 @@ def test_a_hand_edit_of_a_price_is_recorded_with_the_user_and_readable_in_the_ad
         "zone": "",
         "source_name": "hand edit: negotiated price",
         "source_sha256": "",
+        "stated_on": "2026-11-02",
+        "flag": "",
         "note": "negotiated",
     }
     for field in ("first_seen", "last_seen"):
@@ -94,14 +96,14 @@ def test_a_hand_edit_of_an_egress_tier_is_recorded_with_the_user(admin_client, a
         "usd_per_gb": "0.0090",
         "scope": tier.scope,
         "source": tier.source,
-        "observed": "2026",
+        "stated_on": "2026-11-02",
     }
     url = reverse("admin:hardware_egresstier_change", args=[tier.pk])
     assert admin_client.post(url, data).status_code == 302
     edit = EgressTier.objects.get(pk=tier.pk).history.latest()
     assert edit.history_user == admin_user and edit.usd_per_gb == Decimal("0.0090")
     changed = set(edit.diff_against(edit.prev_record).changed_fields)
-    assert changed == {"usd_per_gb", "observed"}
+    assert changed == {"usd_per_gb", "stated_on"}
 
 
 def test_a_hand_edit_of_a_quote_status_is_recorded_with_the_user(admin_client, admin_user, catalog):

@@ -83,7 +83,7 @@ def test_aws_p3_2xlarge_in_us_east_1_keeps_its_cheapest_zone(catalog):
 def test_aws_ap_southeast_3_spot_a_tenth_of_on_demand_is_stored_and_flagged(catalog):
     spot = price("aws", "p5.48xlarge", "ap-southeast-3", "spot")
     assert spot.usd_per_hour == Decimal("7.5955") and spot.is_suspect
-    assert "tenth" in spot.note
+    assert "tenth" in spot.flag and spot.note == ""
     assert price("aws", "p5.48xlarge", "ap-southeast-3").usd_per_hour == Decimal("75.9552")
 
 
@@ -122,9 +122,9 @@ def test_vast_h100_nvl_is_the_nvl_card(catalog):
     assert price("vast", "1x-H100_NVL-32-65536", "Bulgaria, BG, EU").usd_per_hour == Decimal("1.87")
 
 
-def test_shadeform_h100_with_nvlink_is_the_sxm_card_not_nvl(catalog):
+def test_shadeform_h100_with_nvlink_is_not_nvl_and_hyperstack_nvlink_is_pcie(catalog):
     assert offer_slug("shadeform", "nebius_H100-sxm5x8-NVLINK") == "h100-sxm"
-    assert offer_slug("shadeform", "hyperstack_H100x8-NVLINK") == "h100-sxm"
+    assert offer_slug("shadeform", "hyperstack_H100x8-NVLINK") == "h100-pcie"
 
 
 def test_a100_40_gb_is_the_40_gb_sxm_card(catalog):
@@ -161,27 +161,39 @@ def test_v100_16_and_32_gb_are_told_apart(catalog):
 
 
 def test_load_catalog_prints_rows_read_accepted_and_rejected_by_reason_per_file(catalog):
-    assert "skypilot-v8/aws.csv: 208 rows read, 204 accepted, 4 rejected (no price: 4)" in catalog
-    assert "skypilot-v8/lambda.csv: 357 rows read, 340 accepted, 17 rejected (no GPU: 17)" in (
-        catalog
+    assert (
+        "skypilot-v8/aws.csv: 208 rows read, 204 accepted, 4 rejected (no price: 4), "
+        "0 unconfirmed" in catalog
     )
-    assert "skypilot-v8/shadeform.csv: 259 rows read, 209 accepted, 50 rejected" in catalog
-    assert "skypilot-v8/vast.csv: 63 rows read, 41 accepted, 22 rejected" in catalog
-    assert "unknown GPU name 'RTX3070' at skypilot-v8/vast.csv line(s) 64" in catalog
+    assert (
+        "skypilot-v8/lambda.csv: 357 rows read, 340 accepted, 17 rejected (no GPU: 17), "
+        "0 unconfirmed" in catalog
+    )
+    assert (
+        "skypilot-v8/shadeform.csv: 259 rows read, 254 accepted, 5 rejected "
+        "(GPU variant not settled: 5), 34 unconfirmed" in catalog
+    )
+    assert (
+        "skypilot-v8/vast.csv: 63 rows read, 61 accepted, 2 rejected "
+        "(GPU variant not settled: 2), 0 unconfirmed" in catalog
+    )
+    assert "GPU variant not settled 'RTX4090' at line(s) 24" in catalog
+    assert "unconfirmed GPU variant, filed as h100-pcie: cudo_H100," in catalog
     assert "egress_tiers.csv: 16 rows read, 16 accepted, 0 rejected" in catalog
-    assert "current prices: 757" in catalog
+    assert "current prices: 822" in catalog
 
 
-def test_loading_the_same_files_again_adds_no_row_and_only_moves_last_seen(catalog):
+def test_loading_the_same_files_again_changes_no_row_and_no_date(catalog):
     before = snapshot()
-    last_seen = dict(InstancePrice.objects.values_list("pk", "last_seen"))
+    dates = list(InstancePrice.objects.values_list("pk", "stated_on", "first_seen", "last_seen"))
     tiers = list(EgressTier.objects.values_list("provider__slug", "up_to_tb", "usd_per_gb"))
     counts = [m.objects.count() for m in (Provider, Region, InstanceOffer, DedicatedQuote)]
     out = load()
     assert snapshot() == before
-    assert "current prices: 757" in out and " 0 new," in out
-    assert all(
-        moved > last_seen[pk] for pk, moved in InstancePrice.objects.values_list("pk", "last_seen")
+    assert "current prices: 822" in out and " 0 new," in out
+    assert (
+        list(InstancePrice.objects.values_list("pk", "stated_on", "first_seen", "last_seen"))
+        == dates
     )
     assert list(EgressTier.objects.values_list("provider__slug", "up_to_tb", "usd_per_gb")) == tiers
     assert [m.objects.count() for m in (Provider, Region, InstanceOffer, DedicatedQuote)] == counts
@@ -216,7 +228,7 @@ def test_a_changed_price_adds_a_row_and_the_old_row_stays_as_it_was(catalog, sky
 
     edit_csv(skypilot_copy / "lambda.csv", raise_price)
     out = load(skypilot_dir=skypilot_copy)
-    assert "340 prices: 1 new, 339 unchanged" in out
+    assert "340 prices stated on 2025-10-01: 1 new, 339 unchanged" in out
     history = InstancePrice.objects.filter(
         offer__instance_type="gpu_8x_h100_sxm5", region__code="us-east-1", billing="on_demand"
     ).order_by("first_seen")

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.utils import timezone
 
 from bench.aws_offer_file import write_offer_file
 from hardware import refresh as refresh_module
@@ -107,6 +108,28 @@ def test_a_skypilot_feed_of_a_new_cloud_creates_the_provider_and_its_prices(
     assert (run.rows_read, run.rows_accepted, run.rows_rejected) == (2, 2, 0)
     assert run.feed_sha256 and run.bytes_read == path.stat().st_size
     assert not StagedPrice.objects.exists()  # staging is emptied once applied
+
+
+def test_a_refreshed_price_is_dated_flagged_and_filed_as_the_catalog_loader_files_it(
+    catalog, tmp_path
+):
+    path = tmp_path / "nimbus.csv"
+    path.write_text(
+        "Region,Price,AcceleratorName,InstanceType,AcceleratorCount,SpotPrice\n"
+        "north-1,19.92,H100,nb.8xh100,8,\n"
+        "north-1,1.10,L4,nb.1xl4,1,0.11\n"
+    )
+    status, out = refresh("skypilot", "--file", str(path))
+    assert status == 0, out
+    prices = {(p.offer.instance_type, p.billing): p for p in current_prices().filter(
+        offer__provider__slug="nimbus")}  # fmt: skip
+    # a SkyPilot feed states no date: its prices are stated the day they are loaded
+    assert {p.stated_on for p in prices.values()} == {timezone.localdate()}
+    spot = prices[("nb.1xl4", "spot")]
+    assert spot.flag.startswith("spot is a tenth of on-demand") and not spot.note
+    assert not prices[("nb.1xl4", "on_demand")].flag
+    h100 = prices[("nb.8xh100", "on_demand")].offer
+    assert (h100.gpu.slug, h100.gpu_confirmed) == ("h100-pcie", False) and h100.gpu_evidence
 
 
 def test_an_unknown_provider_gets_the_gpu_cloud_kind_by_default(catalog, tmp_path):
@@ -416,7 +439,7 @@ def test_an_admin_edit_holds_the_refresh_and_the_admin_approves_it(admin_client,
     data = {
         "offer": row.offer_id, "region": row.region_id, "billing": row.billing,
         "usd_per_hour": "22.00", "zone": "", "source_name": "negotiated", "source_sha256": "",
-        "note": "",
+        "note": "", "stated_on": row.stated_on.isoformat(),
     }  # fmt: skip
     for name in ("first_seen", "last_seen"):
         moment = getattr(row, name)

@@ -1,6 +1,6 @@
 """Reads the cost engine calls to resolve scenario references: floats out, catalog as of a day."""
 
-from datetime import timedelta
+from datetime import date, timedelta
 
 import pytest
 from django.utils import timezone
@@ -13,6 +13,8 @@ from hardware.selectors import (
     offer_reference_resolve,
     purchase_quote_terms,
 )
+
+from .factories import DedicatedQuoteFactory, PurchaseQuoteFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -27,12 +29,17 @@ AWS_TIERS = [
 
 def test_aws_p5_48xlarge_in_us_east_1_resolves_to_its_per_gpu_prices_and_egress(catalog):
     resolved = offer_reference_resolve(provider="aws", instance="p5.48xlarge", region="us-east-1")
+    standing = resolved.pop("standing")
     assert resolved == {
         "gpu": "h100-sxm",
         "gpu_count": 8,
         "usd_per_gpu_hour": {"on_demand": 6.88, "spot": 1.78075},
         "egress_tiers": AWS_TIERS,
     }
+    assert standing["gpu_confirmed"] and standing["egress_known"]
+    spot = standing["prices"]["spot"]
+    assert spot["source"] == "skypilot-v8/aws.csv" and spot["stated_on"] == date(2025, 10, 1)
+    assert spot["zone"] and spot["flag"] is None
 
 
 def test_lambda_offer_resolves_with_free_egress_and_no_spot(catalog):
@@ -65,7 +72,7 @@ def test_a_day_before_any_price_was_seen_resolves_to_none(catalog):
         )
         is None
     )
-    assert current_prices(as_of=timezone.now().date()).count() == 757
+    assert current_prices(as_of=timezone.now().date()).count() == 822
 
 
 def test_current_prices_sort_and_filter_on_usd_per_gpu_hour(catalog):
@@ -129,3 +136,19 @@ def test_purchase_quote_terms_are_floats_per_server(catalog):
         },
     }
     assert purchase_quote_terms(quote_id=10**9) is None
+
+
+def test_quotes_share_their_standing_fields_through_the_abstract_base(db):
+    dedicated = DedicatedQuoteFactory(status="expired", valid_until=date(2026, 1, 31))
+    purchase = PurchaseQuoteFactory(gpu=dedicated.gpu)
+    lease = dedicated_quote_terms(quote_id=dedicated.pk)["standing"]
+    buy = purchase_quote_terms(quote_id=purchase.pk)["standing"]
+    assert lease == {
+        "vendor": "Test Hosting",
+        "reference": dedicated.reference,
+        "status": "expired",
+        "valid_until": date(2026, 1, 31),
+        "is_demo": False,
+    }
+    assert buy["status"] == "received" and buy["is_demo"] is False
+    assert str(purchase) == f"Test Reseller {purchase.reference}: 8x GPU server"

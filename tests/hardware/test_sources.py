@@ -34,16 +34,17 @@ def write(tmp_path: Path, name: str, *lines: str, newline="\n") -> Path:
 
 def test_alias_table_names_only_slugs_of_the_gpu_table(aliases):
     slugs = {row.slug for row in read_gpu_table()}
-    assert aliases.aliases and {a.slug for a in aliases.aliases} <= slugs
+    named = {a.slug for a in aliases.aliases if a.status != "rejected"}
+    assert aliases.aliases and named <= slugs
 
 
 def test_alias_row_naming_a_slug_outside_the_gpu_table_breaks_the_table(tmp_path):
     path = write(
         tmp_path,
         "aliases.csv",
-        "source,accelerator_name,memory_gib_per_gpu,instance_name_contains,slug,note",
-        "skypilot,H100,,,h100-sxm,",
-        "skypilot,X9,,,no-such-gpu,",
+        "source,accelerator_name,memory_gib_per_gpu,instance_pattern,slug,status,evidence",
+        "skypilot,H100,,sxm,h100-sxm,confirmed,",
+        "skypilot,X9,,,no-such-gpu,confirmed,",
     )
     with pytest.raises(SourceError, match=r"aliases.csv:3: slug 'no-such-gpu'"):
         read_aliases(path, known_slugs={row.slug for row in read_gpu_table()})
@@ -53,9 +54,19 @@ def test_a100_40_gb_with_pcie_in_the_instance_name_is_the_pcie_40_gb_card(aliase
     assert aliases.resolve("A100", Decimal(40), "1x-A100_PCIE-32-65536") == "a100-pcie-40gb"
 
 
-def test_a100_without_pcie_is_sxm_by_its_memory(aliases):
-    assert aliases.resolve("A100", Decimal(40), "gpu_1x_a100") == "a100-sxm-40gb"
+def test_lambda_1x_2x_4x_a100_are_the_40_gb_pcie_card_by_lambdas_descriptions(aliases):
+    for instance in ("gpu_1x_a100", "gpu_2x_a100", "gpu_4x_a100"):
+        found = aliases.resolve_variant("A100", Decimal(40), instance)
+        assert (found.slug, found.confirmed) == ("a100-pcie-40gb", True)
+        assert "40 GB PCIe" in found.evidence
+    assert aliases.resolve("A100", Decimal(40), "gpu_8x_a100") == "a100-sxm-40gb"
     assert aliases.resolve("A100", Decimal("79.6"), "1x-A100_SXM4") == "a100-sxm-80gb"
+
+
+def test_an_a100_whose_name_says_no_variant_is_unconfirmed_never_the_sxm_card(aliases):
+    found = aliases.resolve_variant("A100", Decimal("74.5"), "crusoe_A100-80GB")
+    assert (found.slug, found.confirmed) == ("a100-pcie-80gb", False)
+    assert "variant not stated" in found.evidence
 
 
 def test_nvlink_in_an_instance_name_is_not_the_h100_nvl_card(aliases):
@@ -96,8 +107,7 @@ def test_vast_memory_is_the_total_of_the_instance_so_2x_a100_sxm4_is_the_40_gb_c
     rows, _ = parse("vast", aliases)
     two = {r.gpu_slug for r in rows if r.instance_type == "2x-A100_SXM4-32-65536"}
     assert two == {"a100-sxm-40gb"}
-    v100 = {r.gpu_slug for r in rows if r.instance_type == "2x-Tesla_V100-32-65536"}
-    assert v100 == {"v100-sxm2-16gb"}
+    assert not any(r.instance_type == "2x-Tesla_V100-32-65536" for r in rows)
 
 
 def test_vast_zero_spot_price_means_no_spot_price_and_regions_keep_their_text(aliases):
@@ -128,7 +138,7 @@ def test_shadeform_host_is_the_instance_name_prefix_and_memory_is_gb(aliases):
     assert by_name["lambdalabs_H100-sxm5x8"].host == "lambdalabs"
     assert by_name["nebius_H100-sxm5x8-NVLINK"].host == "nebius"
     assert by_name["denvr_A100-sxm4"].gpu_slug == "a100-sxm-40gb"
-    assert by_name["paperspace_V100-32GB"].gpu_slug == "v100-sxm2-32gb"
+    assert "paperspace_V100-32GB" not in by_name  # V100 PCIe or SXM2: not settled, refused
     assert all(r.host for r in rows)
 
 
@@ -160,8 +170,9 @@ def test_aws_spot_exactly_a_tenth_of_on_demand_is_kept_and_flagged(aliases):
     flagged = {(r.instance_type, r.region, r.usd_per_hour) for r in rows if r.is_suspect}
     assert ("p5.48xlarge", "ap-southeast-3", Decimal("7.595500")) in flagged
     assert ("p5en.48xlarge", "ap-southeast-3", Decimal("8.734800")) in flagged
+    assert ("p5e.48xlarge", "ap-southeast-3", Decimal("8.734800")) in flagged  # by its sibling
     assert all(r.billing == "spot" for r in rows if r.is_suspect)
-    assert len(flagged) == 4
+    assert len(flagged) == 5
 
 
 def test_aws_spot_a_hair_above_on_demand_is_kept_unflagged(tmp_path, aliases):

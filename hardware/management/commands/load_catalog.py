@@ -1,14 +1,22 @@
 """``python manage.py load_catalog``: load the catalog shipped with the project. Idempotent.
 
 Loads the GPU table, the SkyPilot price catalogs (every ``<cloud>.csv`` of the folder; the file
-name is the provider, one not known yet is created) through the alias table, the egress tiers and the demonstration quotes. Every file is read and checked before
-anything is written; prices are then applied in one transaction. Rows that cannot be used are
-counted by reason (unknown GPU names with file and line) and do not fail the command; an
-unreadable file or a broken table does, naming the file, and then nothing is written. Values
-edited by hand (prices, egress tiers) are kept and reported, never reset.
+name is the provider, one not known yet is created) through the alias table, the egress tiers and
+the demonstration quotes. Every file is read and checked before anything is written; prices are
+then applied in one transaction. Per file it reports rows accepted, rejected (by reason; unknown
+GPU names with file and line) and unconfirmed (a GPU whose variant the name does not settle).
+Rejected rows do not fail the command; an unreadable file or a broken table does, naming the
+file, and then nothing is written. Values edited by hand (prices, egress tiers) are kept and
+reported, never reset.
+
+Each price carries the date its source stated it: for the shipped files, the date the data README
+gives (``hardware/data/stated_on.csv``), or ``--stated-on``; a file neither dates is taken as
+stating its prices the day it is loaded. Reloading a file the catalog already holds changes no
+date.
 """
 
 from collections import defaultdict
+from datetime import date
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
@@ -26,6 +34,7 @@ from hardware.services import (
 from hardware.sources.aliases import ALIASES_PATH, read_aliases
 from hardware.sources.common import ParseReport, Rejection, SourceError
 from hardware.sources.egress import parse_egress_tiers
+from hardware.sources.seed import read_stated_on
 from hardware.sources.skypilot import parse_skypilot_vms
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "data"
@@ -36,7 +45,7 @@ EGRESS_PATH = DATA_DIR / "prices" / "egress_tiers.csv"
 class Command(BaseCommand):
     help = (
         "Load the catalog shipped with the project: GPU table, SkyPilot prices, egress tiers, "
-        "demo quotes. Loading the same files twice adds nothing; only last_seen moves."
+        "demo quotes. Loading the same files twice adds nothing and changes no date."
     )
 
     def add_arguments(self, parser):
@@ -49,6 +58,13 @@ class Command(BaseCommand):
         parser.add_argument("--egress", type=Path, default=EGRESS_PATH, help="egress tier table")
         parser.add_argument("--aliases", type=Path, default=ALIASES_PATH, help="GPU alias table")
         parser.add_argument("--no-demo", action="store_true", help="skip the demo quotes")
+        parser.add_argument(
+            "--stated-on",
+            type=date.fromisoformat,
+            default=None,
+            help="the date the price files' source stated them (YYYY-MM-DD); default: the date "
+            "hardware/data/stated_on.csv gives for each file",
+        )
 
     def handle(self, *args, **options):
         self.verbosity = options["verbosity"]
@@ -69,10 +85,22 @@ class Command(BaseCommand):
                     parse_skypilot_vms(path, cloud=cloud, aliases=aliases, file_name=name)
                 )
             egress_rows, egress_report = parse_egress_tiers(options["egress"])
+            stated = read_stated_on()
         except SourceError as exc:
             raise CommandError(f"nothing loaded: {exc}") from exc
 
         observed_at = timezone.now()
+
+        def stated_on(file_name: str) -> date:
+            """The date the file's source stated it; the load day when nothing dates it."""
+            return (
+                options["stated_on"]
+                or stated.get(f"prices/{file_name}")
+                or timezone.localdate(observed_at)
+            )
+
+        price_dates = [stated_on(report.file_name) for _, report in parsed]
+        egress_stated_on = stated_on(egress_report.file_name)
         with transaction.atomic():
             counts = gpu_models_load(rows=gpu_rows)
             price_counts = [
@@ -81,22 +109,25 @@ class Command(BaseCommand):
                     source_name=report.file_name,
                     source_sha256=report.sha256,
                     observed_at=observed_at,
+                    stated_on=day,
                 )
-                for rows, report in parsed
+                for (rows, report), day in zip(parsed, price_dates, strict=True)
             ]
-            egress_counts = egress_tiers_load(rows=egress_rows, source_name=egress_report.file_name)
+            egress_counts = egress_tiers_load(
+                rows=egress_rows, source_name=egress_report.file_name, stated_on=egress_stated_on
+            )
             demo_counts = None if options["no_demo"] else demo_quotes_load()
 
         self.stdout.write(
             f"{GPU_TABLE_PATH.name}: {len(gpu_rows)} rows read, {counts.created} created, "
             f"{counts.updated} updated, {counts.unchanged} unchanged"
         )
-        for (rows, report), pc in zip(parsed, price_counts, strict=True):
+        for (rows, report), pc, day in zip(parsed, price_counts, price_dates, strict=True):
             report.rejections.extend(pc.rejections)
             self._report(report)
             self.stdout.write(
-                f"  {len(rows)} prices: {pc.created} new, {pc.unchanged} unchanged "
-                f"(last_seen moved); {pc.offers_created} new offers, "
+                f"  {len(rows)} prices stated on {day.isoformat()}: {pc.created} new, "
+                f"{pc.unchanged} unchanged; {pc.offers_created} new offers, "
                 f"{pc.regions_created} new regions"
             )
         self._report(egress_report)
@@ -119,7 +150,15 @@ class Command(BaseCommand):
             f"{report.file_name}: {report.rows_read} rows read, "
             f"{report.rows_read - rejected} accepted, {rejected} rejected"
             + (f" ({by_reason})" if by_reason else "")
+            + f", {report.rows_unconfirmed} unconfirmed"
         )
+        by_gpu: dict[tuple[str, str], list[str]] = defaultdict(list)
+        for instance_type, slug, evidence in report.unconfirmed:
+            by_gpu[(slug, evidence)].append(instance_type)
+        for (slug, evidence), instances in by_gpu.items():
+            self.stdout.write(
+                f"  unconfirmed GPU variant, filed as {slug}: {', '.join(instances)} ({evidence})"
+            )
         groups: dict[tuple[str, str], list[Rejection]] = defaultdict(list)
         for r in report.rejections:
             groups[(r.reason, r.subject)].append(r)
