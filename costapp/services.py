@@ -216,11 +216,12 @@ def _montecarlo_runner(payloads: Sequence[bytes]) -> Callable[..., Any]:
     return run
 
 
-SIZING_CANDIDATES_PER_BLOCK = 6
-"""Sweep candidates whose pricing on a block of paths costs about as much as one Monte Carlo
-block (measured: 64 candidates × 1 000 paths × 36 months ≈ 10 Monte Carlo blocks of 1 000 paths
-of a 3-option document): a sizing task takes ``RUN_BLOCKS_PER_TASK`` blocks for this many
-candidates in all, fewer (down to one block) for more, so the tasks stay about even."""
+SIZING_CANDIDATES_PER_BLOCK = 20
+"""How many blocks of paths a sizing task takes: ``RUN_BLOCKS_PER_TASK`` × this / the sweeps'
+candidates in all (at least one). Measured on ``bench/size-the-fleet-sweep.json`` (one thread):
+one block of 1 000 paths × 64 candidates × 36 months costs 30-40 ms of CPU, so a task takes 3
+blocks (about 0.1 s), enough to make the fixed cost of a task (the run's row, Redis, the payload)
+small, and still several tasks to share between workers."""
 
 
 def _sizing_candidates(inputs: Mapping[str, Any]) -> int:

@@ -79,7 +79,7 @@ def test_a_sizing_run_equals_simulate_bit_for_bit(sizing_run):
 
 
 def test_any_grouping_of_the_sweep_blocks_gives_the_same_result(sizing_run, owner):
-    with override_settings(RUN_BLOCKS_PER_TASK=50):  # 50 × 6 // 73 = 4 blocks a sizing task
+    with override_settings(RUN_BLOCKS_PER_TASK=50):  # 50 × 20 // 73 = 13 blocks a sizing task
         grouped = run_of(owner, sizing_document())
     sizing_units = [blocks for kind, _u, blocks in grouped.units if kind == "sizing"]
     assert sizing_units == [[0, 1, 2, 3]]
@@ -137,7 +137,8 @@ def test_sweeps_without_a_simulation_are_priced_by_the_merge(owner, catalog_gpus
 @override_settings(RUN_BLOCKS_PER_TASK=10)
 def test_sweep_blocks_are_split_by_their_candidates_and_every_block_is_in_one_task():
     sweep = {"option": "x", "min": 0, "max": 9, "step": 1, "objective": "mean_npv"}
-    for sweeps, per_task in (([sweep], 6), ([sweep] * 3, 2), ([sweep] * 7, 1)):
+    big = {**sweep, "max": 99}  # 100 candidates
+    for sweeps, per_task in (([sweep], 20), ([sweep] * 3, 6), ([sweep] * 7, 2), ([big] * 3, 1)):
         inputs = {"simulation": {"paths": 25_500, "seed": 0}, "sizing": sweeps}
         units = [
             blocks for kind, _u, blocks in services.run_units(inputs=inputs) if kind == "sizing"
