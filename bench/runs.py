@@ -16,6 +16,9 @@ in-process engine (``services.scenario_simulate``, median of ``REPEATS``), and t
 travel through Redis per block task and per block (Redis's own ``total_net_input_bytes`` and
 ``total_net_output_bytes``: task messages, and the block results written once and read once by
 the merge).
+Then the same for a sizing run (``bench/size-the-fleet-sweep.json``: one sweep of 64 candidates
+over 10 000 paths × 36 months, with its Monte Carlo), whose sweep blocks go to the workers beside
+the Monte Carlo ones. ``--which montecarlo|sizing`` runs one of the two.
 Targets: 2 workers ≥ 1.8 × one; one worker ≤ 1.5 × the in-process time + 1 s.
 """
 
@@ -46,6 +49,8 @@ if str(ROOT) not in sys.path:
 
 SCENARIO = Path(__file__).resolve().parent / "uncertain-h100-fleet.json"
 PATHS = 100_000
+SIZING_SCENARIO = Path(__file__).resolve().parent / "size-the-fleet-sweep.json"
+SIZING_PATHS = 10_000
 REPEATS = 3
 POLL_S = 0.1
 TARGET_SPEEDUP = 1.8
@@ -187,6 +192,12 @@ def one_run(scenario: Any) -> tuple[float, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=REPEATS)
+    parser.add_argument(
+        "--which",
+        choices=("montecarlo", "sizing", "both"),
+        default="both",
+        help="the Monte Carlo run, the sizing run, or both (default)",
+    )
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="bench-runs-"))
     redis_process, redis_url = start_redis(workdir)
@@ -207,7 +218,7 @@ def main() -> None:
         import django
 
         django.setup()
-        _bench(env, workdir, args.repeats, redis_url)
+        _bench(env, workdir, args.repeats, redis_url, args.which)
         shutil.rmtree(workdir, ignore_errors=True)  # the worker logs stay only after a failure
     finally:
         if redis_process is not None:
@@ -228,22 +239,41 @@ def _create_database(url: str) -> None:
             connection.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
 
 
-def _bench(env: dict[str, str], workdir: Path, repeats: int, redis_url: str) -> None:
+def _bench(env: dict[str, str], workdir: Path, repeats: int, redis_url: str, which: str) -> None:
     import io
 
     from django.contrib.auth.models import User
     from django.core.management import call_command
 
+    call_command("migrate", verbosity=0, stdout=io.StringIO())
+    call_command("load_catalog", verbosity=0, stdout=io.StringIO())
+    owner, _ = User.objects.get_or_create(username="bench-runs")
+    if which in ("montecarlo", "both"):
+        document = json.loads(SCENARIO.read_text(encoding="utf-8"))
+        document["simulation"]["paths"] = PATHS
+        print(f"== Monte Carlo: {SCENARIO.name}, {PATHS:,} paths")
+        _bench_document(env, workdir, repeats, redis_url, owner, document)
+    if which in ("sizing", "both"):
+        document = json.loads(SIZING_SCENARIO.read_text(encoding="utf-8"))
+        document["simulation"]["paths"] = SIZING_PATHS
+        candidates = sum(
+            len(range(s["min"], s["max"] + 1, s.get("step", 1))) for s in document["sizing"]
+        )
+        print(
+            f"== Sizing: {SIZING_SCENARIO.name}, {candidates} candidates × {SIZING_PATHS:,} paths "
+            f"(and its Monte Carlo)"
+        )
+        _bench_document(env, workdir, repeats, redis_url, owner, document)
+
+
+def _bench_document(
+    env: dict[str, str], workdir: Path, repeats: int, redis_url: str, owner: Any, document: Any
+) -> None:
     from costapp import services
     from costapp.celery import app
     from costapp.models import Scenario
-    from costapp.tco import montecarlo
 
-    call_command("migrate", verbosity=0, stdout=io.StringIO())
-    call_command("load_catalog", verbosity=0, stdout=io.StringIO())
-    document = json.loads(SCENARIO.read_text(encoding="utf-8"))
-    document["simulation"]["paths"] = PATHS
-    owner, _ = User.objects.get_or_create(username="bench-runs")
+    paths = int(document["simulation"]["paths"])
     scenario = Scenario.objects.create(owner=owner, name="bench", document=document)
     app.control.purge()
 
@@ -257,11 +287,10 @@ def _bench(env: dict[str, str], workdir: Path, repeats: int, redis_url: str) -> 
         cpus.append(time.process_time() - start_cpu)
     in_process = statistics.median(walls)
     print(
-        f"in-process engine, {PATHS:,} paths: median {in_process:.3f} s wall, "
+        f"in-process engine, {paths:,} paths: median {in_process:.3f} s wall, "
         f"{statistics.median(cpus):.3f} s CPU (of {', '.join(f'{w:.3f}' for w in walls)})"
     )
 
-    blocks = montecarlo.block_count(PATHS)
     medians: dict[int, float] = {}
     for count in (1, 2):
         workers = start_workers(count, env, workdir)
@@ -290,6 +319,7 @@ def _bench(env: dict[str, str], workdir: Path, repeats: int, redis_url: str) -> 
                 if json.dumps(run.result) != json.dumps(expected):
                     sys.exit(f"the result over {count} worker(s) differs from the in-process one")
             units = len(run.units)
+            blocks = sum(len(b) for _kind, _unit, b in run.units)
             block_bytes = _stored_block_bytes(run)
         finally:
             stop_workers(workers)
@@ -310,7 +340,7 @@ def _bench(env: dict[str, str], workdir: Path, repeats: int, redis_url: str) -> 
         print(
             f"  through Redis: {traffic / repeats / 1e3:,.1f} kB per run, "
             f"{traffic / repeats / units / 1e3:,.2f} kB per block task ({units} tasks of "
-            f"{blocks // units} blocks), {traffic / repeats / blocks / 1e3:,.2f} kB per block "
+            f"{blocks} blocks in all), {traffic / repeats / blocks / 1e3:,.2f} kB per block "
             f"of 1 000 paths (in and out); the block results themselves, kept in Redis until the "
             f"merge: {block_bytes / 1e6:,.1f} MB per run, {block_bytes / blocks / 1e3:,.1f} kB "
             f"per block"

@@ -44,7 +44,7 @@ from costapp.selectors import (
     engine_gpu_figures,
     scenario_catalog_refs,
 )
-from costapp.tco import montecarlo
+from costapp.tco import montecarlo, sizing
 from costapp.tco.core import CATEGORIES, Futures, Plan, plan_build, plan_cost
 from costapp.tco.curves import cost_curves
 from costapp.tco.engine import ENGINE_VERSION, simulate, simulate_normalized
@@ -217,6 +217,69 @@ def _montecarlo_runner(payloads: Sequence[bytes]) -> Callable[..., Any]:
     return run
 
 
+SIZING_CANDIDATES_PER_BLOCK = 20
+"""How many blocks of paths a sizing task takes: ``RUN_BLOCKS_PER_TASK`` × this / the sweeps'
+candidates in all (at least one). Measured on ``bench/size-the-fleet-sweep.json`` (one thread):
+one block of 1 000 paths × 64 candidates × 36 months costs 30-40 ms of CPU, so a task takes 3
+blocks (about 0.1 s), enough to make the fixed cost of a task (the run's row, Redis, the payload)
+small, and still several tasks to share between workers."""
+
+
+def _sizing_candidates(inputs: Mapping[str, Any]) -> int:
+    return sum(
+        len(sizing.candidate_sizes(int(s["min"]), int(s["max"]), int(s["step"])))
+        for s in inputs.get("sizing") or []
+    )
+
+
+def _sizing_units(inputs: Mapping[str, Any]) -> list[list[int]]:
+    """The sweeps' blocks of paths, in tasks of about equal work; none without a sweep or a
+    simulation (the sweeps on the document's own values are then priced by the merge)."""
+    simulation = inputs.get("simulation") or {}
+    paths = int(simulation.get("paths") or 0)
+    candidates = _sizing_candidates(inputs)
+    if paths <= 0 or candidates <= 0:
+        return []
+    blocks = list(range(montecarlo.block_count(paths)))
+    per_task = max(1, int(settings.RUN_BLOCKS_PER_TASK) * SIZING_CANDIDATES_PER_BLOCK // candidates)
+    return [blocks[i : i + per_task] for i in range(0, len(blocks), per_task)]
+
+
+def _sizing_compute(plan: Plan, inputs: Mapping[str, Any], blocks: list[int]) -> bytes:
+    results = sizing.sweep_blocks_compute(plan, blocks)
+    arrays: dict[str, Any] = {
+        "block_indices": np.asarray(results.block_indices, dtype=np.int64),
+        "block_paths": np.asarray(results.block_paths, dtype=np.int64),
+        "sweeps": np.asarray(len(results.npv_usd), dtype=np.int64),
+    }
+    for s, (npv, short) in enumerate(zip(results.npv_usd, results.short, strict=True)):
+        arrays[f"npv_usd_{s}"] = npv
+        arrays[f"short_{s}"] = short
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    return buffer.getvalue()
+
+
+def _sizing_results(payload: bytes) -> sizing.SweepBlockResults:
+    with np.load(io.BytesIO(payload), allow_pickle=False) as arrays:
+        sweeps = int(arrays["sweeps"])
+        return sizing.SweepBlockResults(
+            block_indices=tuple(int(b) for b in arrays["block_indices"]),
+            block_paths=tuple(int(n) for n in arrays["block_paths"]),
+            npv_usd=tuple(arrays[f"npv_usd_{s}"] for s in range(sweeps)),
+            short=tuple(arrays[f"short_{s}"] for s in range(sweeps)),
+        )
+
+
+def _sizing_runner(payloads: Sequence[bytes]) -> Callable[..., Any]:
+    results = [_sizing_results(payload) for payload in payloads]
+
+    def run(plan: Plan) -> list[dict[str, Any]]:
+        return sizing.sweeps_merge(plan, results)
+
+    return run
+
+
 BLOCK_KINDS: dict[str, BlockKind] = {
     "montecarlo": BlockKind(
         engine_keyword="monte_carlo",
@@ -224,10 +287,18 @@ BLOCK_KINDS: dict[str, BlockKind] = {
         compute=_montecarlo_compute,
         runner=_montecarlo_runner,
     ),
+    "sizing": BlockKind(
+        engine_keyword="sizing_runner",
+        units=_sizing_units,
+        compute=_sizing_compute,
+        runner=_sizing_runner,
+    ),
 }
-"""The block kinds of the pipeline, by name. Another kind (a sizing sweep's candidates, say)
-joins by adding an entry: the run task fans its units out with the Monte Carlo ones, the progress
-counts them, and the merge hands their runner to the engine."""
+"""The block kinds of the pipeline, by name. A kind joins by adding an entry: the run task fans
+its units out with the others, the progress counts them, and the merge hands their runner to the
+engine. ``sizing`` spreads the sweeps' candidates over the workers block by block of paths (every
+sweep priced on each block, sharing its futures); a kind with no units (a sweep without a
+simulation) is left to the engine's own runner in the merge."""
 
 
 def run_units(*, inputs: Mapping[str, Any]) -> list[list[Any]]:
