@@ -294,12 +294,15 @@ def _offers_ensure(
 
 
 @transaction.atomic
-def egress_tiers_load(*, rows: list[EgressTierRow], source_name: str) -> LoadCounts:
+def egress_tiers_load(
+    *, rows: list[EgressTierRow], source_name: str, keep_hand_edits: bool = True
+) -> LoadCounts:
     """Make each provider's stored egress tiers those of ``rows``; each change is kept in the
     tiers' history with ``source_name`` as the reason. Tiers equal to the stored ones are left.
 
     A provider one of whose tiers was edited by hand (``hardware.hand_edits``) and would change
-    or go keeps all its tiers as they are; ``counts.kept`` says so with both values.
+    or go keeps all its tiers as they are; ``counts.kept`` says so with both values. Without
+    ``keep_hand_edits`` (a reviewed refresh) the feed's tiers replace them too.
     """
     counts = LoadCounts()
     by_provider: dict[str, list[EgressTierRow]] = {}
@@ -310,7 +313,11 @@ def egress_tiers_load(*, rows: list[EgressTierRow], source_name: str) -> LoadCou
         provider = providers[slug]
         stored = {t.up_to_tb: t for t in EgressTier.objects.filter(provider=provider)}
         wanted = {row.up_to_tb for row in tiers}
-        hand = hand_edited_ids(model=EgressTier, ids=[t.pk for t in stored.values()])
+        hand = (
+            hand_edited_ids(model=EgressTier, ids=[t.pk for t in stored.values()])
+            if keep_hand_edits
+            else set()
+        )
         by_bound = {row.up_to_tb: row for row in tiers}
         kept = [
             f"{slug} egress tier up to {bound or 'no limit'} TB: catalog {tier.usd_per_gb} "
