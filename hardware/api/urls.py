@@ -1,7 +1,13 @@
 """The catalog API (docs/api.md, "Catalog"), under /api/v1/."""
 
+from django.urls import path
 from rest_framework.routers import DefaultRouter
 
-router = DefaultRouter(trailing_slash=True)
+from .refresh import PriceChangesView, RefreshRunViewSet
 
-urlpatterns = router.urls
+router = DefaultRouter(trailing_slash=True)
+router.register("refresh-runs", RefreshRunViewSet)
+
+# prices/changes/ before the router's routes, so no prices/{id}/ route takes it.
+urlpatterns = [path("prices/changes/", PriceChangesView.as_view(), name="price-changes")]
+urlpatterns += router.urls
