@@ -103,7 +103,7 @@ def feed_parse(*, source: str, paths: Feed, provider: str) -> tuple[list[PriceRo
 
 
 def _parse(
-    *, source: str, pages: Feed, provider: str
+    *, source: str, pages: Feed, provider: str, file_name: str = ""
 ) -> tuple[list[PriceRow], ParseReport, list[EgressTierRow]]:
     """The feed's price rows, its report and the egress tiers it states (Oracle only)."""
     if source not in SOURCES:
@@ -114,7 +114,7 @@ def _parse(
     if source in FEEDS:
         if provider != FEEDS[source].provider:
             raise RefreshError(f"{source} feeds are {FEEDS[source].provider}'s, not {provider}'s")
-        file_name = ", ".join(p.name if isinstance(p, Path) else source for p in pages[:3])
+        file_name = file_name or ", ".join(p.name for p in pages[:3] if isinstance(p, Path))
         parsed = feeds_parse(
             source=source, pages=pages, known_slugs=known, file_name=file_name or source
         )
@@ -182,13 +182,15 @@ def refresh_run_start(*, source: str, provider: str, feed_name: str, **fields) -
 
 
 def _refresh(
-    *, source: str, pages: Feed, provider: str, run: RefreshRun | None = None
+    *, source: str, pages: Feed, provider: str, run: RefreshRun | None = None, file_name: str = ""
 ) -> RefreshRun:
     if run is None:
         names = [p.name if isinstance(p, Path) else f"{source} page" for p in pages]
         run = refresh_run_start(source=source, provider=provider, feed_name=", ".join(names))
     try:
-        rows, report, tiers = _parse(source=source, pages=pages, provider=provider)
+        rows, report, tiers = _parse(
+            source=source, pages=pages, provider=provider, file_name=file_name
+        )
     except SourceError as exc:
         return _finish(run, RefreshStatus.FAILED, error=str(exc))
     except Exception as exc:  # a parser fault: on record as failed, then raised
@@ -207,8 +209,16 @@ def _refresh(
 
 
 def fetched_feed_refresh(*, run: RefreshRun, pages: Sequence[bytes]) -> RefreshRun:
-    """Run the pipeline on the fetched pages of a ``running`` run (the scheduled refresh)."""
-    return _refresh(source=run.source, pages=list(pages), provider=run.provider, run=run)
+    """Run the pipeline on the fetched pages of a ``running`` run (the scheduled refresh); the
+    prices it writes name the feed's URL as their source.
+    """
+    return _refresh(
+        source=run.source,
+        pages=list(pages),
+        provider=run.provider,
+        run=run,
+        file_name=run.feed_url or run.feed_name,
+    )
 
 
 def refresh_run_finish(*, run: RefreshRun, status: str, error: str = "") -> RefreshRun:

@@ -172,6 +172,11 @@ def test_scheduled_refresh_applies_then_does_not_download_an_unchanged_feed(cata
     assert current_of("oracle")[("BM.GPU.H100.8", "global", "on_demand")] == D("88")
     run = RefreshRun.objects.get(pk=first["run_id"])
     assert run.etag and run.feed_url == oracle_served.url("/oracle.json")
+    assert run.feed_name == run.feed_url and run.bytes_read == len(
+        oracle_served.feeds["/oracle.json"]
+    )
+    h100 = current_prices().get(offer__instance_type="BM.GPU.H100.8")
+    assert h100.source_name == run.feed_url and h100.source_sha256 == run.feed_sha256
     second = refresh_source.delay("oracle").get()
     assert second["status"] == "unchanged" and second["not_modified"]
     assert oracle_served.full == {"/oracle.json": 1}
