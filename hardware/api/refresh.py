@@ -122,7 +122,7 @@ class PriceChangeSerializer(serializers.Serializer):
     changed_at = serializers.DateTimeField()
 
 
-class PriceChangesView(generics.GenericAPIView):
+class PriceChangesView(generics.ListAPIView):
     """``GET /api/v1/prices/changes/?since=DATE``: current prices that moved since that day
     (inclusive): added, changed or vanished, with old and new values and the change.
     """
@@ -131,19 +131,20 @@ class PriceChangesView(generics.GenericAPIView):
     serializer_class = PriceChangeSerializer
     filter_backends: list = []
 
-    @extend_schema(
-        parameters=[
-            OpenApiParameter("since", OpenApiTypes.DATE, required=True, description="YYYY-MM-DD"),
-        ],
-    )
-    def get(self, request: Request) -> Response:
-        raw = request.query_params.get("since", "")
+    def get_queryset(self) -> list[PriceChange]:  # type: ignore[override]
+        raw = self.request.query_params.get("since", "")
         if not raw:
             raise ValidationError({"since": ["required: a day, YYYY-MM-DD"]})
         try:
             since = date.fromisoformat(raw)
         except ValueError:
             raise ValidationError({"since": [f"{raw!r} is not a day (YYYY-MM-DD)"]}) from None
-        changes: list[PriceChange] = price_changes(since=since)
-        page = self.paginate_queryset(changes)  # type: ignore[arg-type]
-        return self.get_paginated_response(PriceChangeSerializer(page, many=True).data)
+        return price_changes(since=since)
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("since", OpenApiTypes.DATE, required=True, description="YYYY-MM-DD"),
+        ],
+    )
+    def get(self, request: Request, *args, **kwargs) -> Response:
+        return super().get(request, *args, **kwargs)
