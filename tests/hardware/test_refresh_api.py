@@ -162,3 +162,22 @@ def test_admin_page_of_a_held_run_shows_its_diff(admin_client, held_run):
     assert "changed: BM.GPU.H100.8 global on_demand: 80.0000000000 -&gt; 400.0000000000 USD/h" in (
         page.content.decode()
     )
+
+
+def test_price_changes_list_a_vanished_price_with_its_old_value(
+    client, catalog, tmp_path, user_with
+):
+    price_refresh(source="oracle", paths=[ORACLE], provider="oracle")
+    a_month_ago = timezone.now() - timedelta(days=30)
+    InstancePrice.objects.update(first_seen=a_month_ago, last_seen=a_month_ago)
+    document = json.loads(ORACLE.read_text())
+    document["items"] = [i for i in document["items"] if i["partNumber"] != "B98415"]
+    path = tmp_path / "oracle.json"
+    path.write_text(json.dumps(document))
+    assert price_refresh(source="oracle", paths=[path], provider="oracle").status == "applied"
+    client.force_login(user_with(VIEWER))
+    body = client.get(f"/api/v1/prices/changes/?since={timezone.now().date()}").json()
+    (change,) = body["results"]
+    assert (change["kind"], change["instance_type"]) == ("vanished", "BM.GPU.H100.8")
+    assert (change["old_usd_per_hour"], change["new_usd_per_hour"]) == ("80.0000000000", None)
+    assert change["change_usd_per_hour"] is None and change["change_ratio"] is None
