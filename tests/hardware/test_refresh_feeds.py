@@ -167,7 +167,7 @@ def oracle_served(settings):
 
 
 def test_scheduled_refresh_applies_then_does_not_download_an_unchanged_feed(catalog, oracle_served):
-    first = refresh_source.delay("oracle").get()
+    first = refresh_source.apply(args=("oracle",)).get()
     assert first["status"] == "applied" and not first["not_modified"]
     assert current_of("oracle")[("BM.GPU.H100.8", "global", "on_demand")] == D("88")
     run = RefreshRun.objects.get(pk=first["run_id"])
@@ -177,7 +177,7 @@ def test_scheduled_refresh_applies_then_does_not_download_an_unchanged_feed(cata
     )
     h100 = current_prices().get(offer__instance_type="BM.GPU.H100.8")
     assert h100.source_name == run.feed_url and h100.source_sha256 == run.feed_sha256
-    second = refresh_source.delay("oracle").get()
+    second = refresh_source.apply(args=("oracle",)).get()
     assert second["status"] == "unchanged" and second["not_modified"]
     assert oracle_served.full == {"/oracle.json": 1}
     assert oracle_served.not_modified == {"/oracle.json": 1}
