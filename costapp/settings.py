@@ -182,10 +182,17 @@ PRICE_SOURCES = {
         ),
     },
 }
+for _name, _source in PRICE_SOURCES.items():  # seconds, for short intervals: win when set
+    if env.str(f"PRICE_SOURCE_{_name.upper()}_INTERVAL_SECONDS", default=""):
+        _source["interval_seconds"] = env.int(f"PRICE_SOURCE_{_name.upper()}_INTERVAL_SECONDS")
 PRICE_FETCH_TIMEOUT_SECONDS = env.float("PRICE_FETCH_TIMEOUT_SECONDS", default=30.0)
 PRICE_FETCH_RETRIES = env.int("PRICE_FETCH_RETRIES", default=3)
+# The longest a refresh may hold its source's lock (a dead worker's lock expires after it).
+PRICE_REFRESH_LOCK_SECONDS = env.int("PRICE_REFRESH_LOCK_SECONDS", default=3600)
+# The Celery queue of the scheduled refreshes (empty: the default queue).
+PRICE_REFRESH_QUEUE = env.str("PRICE_REFRESH_QUEUE", default="")
 try:
-    CELERY_BEAT_SCHEDULE: dict = refresh_beat_schedule(PRICE_SOURCES)
+    CELERY_BEAT_SCHEDULE: dict = refresh_beat_schedule(PRICE_SOURCES, queue=PRICE_REFRESH_QUEUE)
 except ValueError as exc:  # a bad source setting stops start-up, naming the source and field
     from django.core.exceptions import ImproperlyConfigured
 

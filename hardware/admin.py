@@ -7,6 +7,8 @@ each object's "History" page; hand edits made here are recorded with the signed-
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.utils.html import format_html_join
+from django.utils.safestring import mark_safe
 from simple_history.admin import SimpleHistoryAdmin
 
 from .models import (
@@ -20,7 +22,7 @@ from .models import (
     RefreshRun,
     Region,
 )
-from .refresh import RefreshError, refresh_run_approve, refresh_run_discard
+from .refresh import RefreshError, refresh_run_approve, refresh_run_diff, refresh_run_discard
 
 
 @admin.register(GpuModel)
@@ -173,7 +175,21 @@ class RefreshRunAdmin(admin.ModelAdmin):
     actions = ("approve", "discard")
 
     def get_readonly_fields(self, request, obj=None):
-        return [f.name for f in RefreshRun._meta.fields]
+        return [f.name for f in RefreshRun._meta.fields] + ["diff"]
+
+    @admin.display(description="diff (while held: what approving changes)")
+    def diff(self, run: RefreshRun) -> str:
+        changes = refresh_run_diff(run=run)
+        lines = [
+            f"{c['kind']}: {c['instance_type']} {c['region']} {c['billing']}: "
+            f"{c['old_usd_per_hour'] or '-'} -> {c['new_usd_per_hour'] or '-'} USD/h"
+            for c in changes["prices"]
+        ] + [
+            f"egress tier up to {e['up_to_tb'] or 'no limit'} TB {e['kind']}: "
+            f"{e['old_usd_per_gb'] or '-'} -> {e['new_usd_per_gb'] or '-'} USD/GB"
+            for e in changes["egress_tiers"]
+        ]
+        return format_html_join(mark_safe("<br>"), "{}", ((line,) for line in lines)) or "-"
 
     def has_add_permission(self, request):
         return False

@@ -530,6 +530,22 @@ class RefreshRun(models.Model):
         default=list, blank=True, help_text="hand-edited values and large moves, both values"
     )
     error = models.TextField(blank=True, help_text="why the feed could not be read or applied")
+    feed_url = models.CharField(
+        max_length=500, blank=True, help_text="where the feed was fetched (credentials hidden)"
+    )
+    etag = models.CharField(max_length=300, blank=True, help_text="the feed's ETag, as served")
+    last_modified = models.CharField(
+        max_length=100, blank=True, help_text="the feed's Last-Modified, as served"
+    )
+    not_modified = models.BooleanField(
+        default=False, help_text="the server said the feed had not changed (304): not downloaded"
+    )
+    staged_egress_tiers = models.JSONField(
+        default=list, blank=True, help_text="egress tiers the feed states, until applied"
+    )
+    egress_changes = models.JSONField(
+        default=list, blank=True, help_text="egress tiers the feed changes: old and new USD/GB"
+    )
 
     class Meta:
         ordering = ["-started_at", "-pk"]
@@ -583,3 +599,18 @@ class StagedPrice(models.Model):
 
     def __str__(self) -> str:
         return f"{self.instance_type} {self.region} {self.billing} {self.usd_per_hour}"
+
+
+class RefreshLock(models.Model):
+    """The lease that keeps two refreshes of one source from overlapping (when Redis is not used).
+
+    Taken by one conditional UPDATE (free, or its lease expired) and given back by its holder's
+    ``token``; a lease outlives a dead worker by ``locked_until`` at most.
+    """
+
+    source = models.CharField(max_length=40, unique=True)
+    token = models.CharField(max_length=64, blank=True)
+    locked_until = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.source} lock until {self.locked_until or '-'}"

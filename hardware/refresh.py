@@ -24,6 +24,7 @@ catalog stays as it was. A held run is applied as staged by ``refresh_run_approv
 then give way to the feed, by someone's decision) or dropped by ``refresh_run_discard``.
 """
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -35,25 +36,44 @@ from django.utils import timezone
 from simple_history.utils import bulk_update_with_history
 
 from .hand_edits import hand_edited_ids
-from .models import Billing, GpuModel, InstancePrice, RefreshRun, RefreshStatus, StagedPrice
+from .models import (
+    Billing,
+    EgressTier,
+    GpuModel,
+    InstancePrice,
+    RefreshRun,
+    RefreshStatus,
+    StagedPrice,
+)
 from .selectors import current_prices
-from .services import SQL_BATCH, instance_prices_load, price_spread
+from .services import SQL_BATCH, egress_tiers_load, instance_prices_load, price_spread
 from .sources.aliases import ALIASES_PATH, read_aliases
 from .sources.aws import parse_aws_offer_file, parse_aws_pricing_pages
 from .sources.common import ParseReport, SourceError
+from .sources.egress import EgressTierRow
+from .sources.feeds import FEEDS
+from .sources.feeds import feed_parse as feeds_parse
 from .sources.skypilot import PriceRow, parse_skypilot_vms
 
-SOURCES = ("skypilot", "aws", "aws-pricing-api")
+# Feed formats read from files (``skypilot``, ``aws``, ``aws-pricing-api``) and the public feeds
+# also fetched over HTTP by the scheduled refresh (``FEEDS``: ``azure``, ``gcp``, ``oracle``).
+SOURCES = ("skypilot", "aws", "aws-pricing-api", *FEEDS)
+ALL_BILLINGS = frozenset({Billing.ON_DEMAND, Billing.SPOT, Billing.COMMIT_1Y, Billing.COMMIT_3Y})
 # The billing models each format states: a feed only makes prices of these vanish.
 SOURCE_BILLINGS: dict[str, frozenset[str]] = {
     "skypilot": frozenset({Billing.ON_DEMAND, Billing.SPOT}),
     "aws": frozenset({Billing.ON_DEMAND, Billing.COMMIT_1Y, Billing.COMMIT_3Y}),
     "aws-pricing-api": frozenset({Billing.ON_DEMAND, Billing.COMMIT_1Y, Billing.COMMIT_3Y}),
+    "azure": ALL_BILLINGS,
+    "gcp": ALL_BILLINGS,
+    "oracle": frozenset({Billing.ON_DEMAND}),
 }
-# Formats whose files may cover some regions only (AWS publishes an offer file per region and
-# GetProducts answers a filtered query): they make prices vanish only in the regions they list.
-REGIONAL_SOURCES = frozenset({"aws", "aws-pricing-api"})
+# Formats whose files may cover some regions only (AWS publishes an offer file per region;
+# GetProducts and the Azure Retail Prices API answer filtered queries): they make prices vanish
+# only in the regions they list.
+REGIONAL_SOURCES = frozenset({"aws", "aws-pricing-api", "azure"})
 KEEP_REJECTIONS = 100
+Feed = Sequence[Path | bytes]
 
 
 class RefreshError(ValueError):
@@ -71,19 +91,57 @@ class RefreshPlan:
     in_scope: int = 0
     held_reasons: list[str] = field(default_factory=list)
     conflicts: list[dict] = field(default_factory=list)
+    changes: list[dict] = field(default_factory=list)
+    egress_changes: list[dict] = field(default_factory=list)
 
 
-def feed_parse(
-    *, source: str, paths: Sequence[Path], provider: str
-) -> tuple[list[PriceRow], ParseReport]:
+def feed_parse(*, source: str, paths: Feed, provider: str) -> tuple[list[PriceRow], ParseReport]:
     """Parse a feed of ``source`` into plain price rows of ``provider``; raise ``SourceError``
     when it cannot be read whole, ``RefreshError`` for an unknown source.
     """
+    rows, report, _ = _parse(source=source, pages=paths, provider=provider)
+    return rows, report
+
+
+def _parse(
+    *, source: str, pages: Feed, provider: str, file_name: str = ""
+) -> tuple[list[PriceRow], ParseReport, list[EgressTierRow]]:
+    """The feed's price rows, its report and the egress tiers it states (Oracle only)."""
     if source not in SOURCES:
         raise RefreshError(f"unknown source {source!r}: one of {', '.join(SOURCES)}")
     known = set(GpuModel.objects.values_list("slug", flat=True))
     if not known:
         raise SourceError("the catalog has no GPU models yet: run load_catalog first")
+    if source in FEEDS:
+        if provider != FEEDS[source].provider:
+            raise RefreshError(f"{source} feeds are {FEEDS[source].provider}'s, not {provider}'s")
+        file_name = file_name or ", ".join(p.name for p in pages[:3] if isinstance(p, Path))
+        parsed = feeds_parse(
+            source=source, pages=pages, known_slugs=known, file_name=file_name or source
+        )
+        parsed.report.bytes_read = sum(
+            p.stat().st_size if isinstance(p, Path) else len(p) for p in pages
+        )
+        parsed.report.sha256 = _pages_sha256(pages)
+        return parsed.rows, parsed.report, parsed.egress_tiers
+    paths = [p for p in pages if isinstance(p, Path)]
+    if len(paths) != len(pages):
+        raise RefreshError(f"{source} feeds are read from files")
+    rows, report = _parse_file(source, paths, provider, known)
+    return rows, report, []
+
+
+def _pages_sha256(pages: Feed) -> str:
+    """One SHA-256 over all the feed's pages in order."""
+    digest = hashlib.sha256()
+    for page in pages:
+        digest.update(page.read_bytes() if isinstance(page, Path) else page)
+    return digest.hexdigest()
+
+
+def _parse_file(
+    source: str, paths: list[Path], provider: str, known: set[str]
+) -> tuple[list[PriceRow], ParseReport]:
     aliases = read_aliases(ALIASES_PATH, known_slugs=known)
     if source == "skypilot":
         (path,) = paths
@@ -96,46 +154,102 @@ def feed_parse(
     return parse_aws_pricing_pages(list(paths), aliases=aliases, provider=provider)
 
 
-def price_refresh(
-    *, source: str, paths: Sequence[Path], provider: str, dry_run: bool = False
-) -> RefreshRun:
+def price_refresh(*, source: str, paths: Feed, provider: str, dry_run: bool = False) -> RefreshRun:
     """Run the whole pipeline for one feed (module docstring); return the finished run.
 
-    With ``dry_run`` everything happens in a transaction that is rolled back: the run returned
-    says what the feed would do, and nothing is stored, not even the run.
+    ``paths`` are the feed's files, or for ``azure``, ``gcp`` and ``oracle`` also its fetched
+    pages (bytes). With ``dry_run`` everything happens in a transaction that is rolled back: the
+    run returned says what the feed would do, and nothing is stored, not even the run.
     """
     if source not in SOURCES:
         raise RefreshError(f"unknown source {source!r}: one of {', '.join(SOURCES)}")
     if dry_run:
         with transaction.atomic():
-            run = _refresh(source=source, paths=paths, provider=provider)
+            run = _refresh(source=source, pages=paths, provider=provider)
             transaction.set_rollback(True)
         return run
-    return _refresh(source=source, paths=paths, provider=provider)
+    return _refresh(source=source, pages=paths, provider=provider)
 
 
-def _refresh(*, source: str, paths: Sequence[Path], provider: str) -> RefreshRun:
-    run = RefreshRun.objects.create(
+def refresh_run_start(*, source: str, provider: str, feed_name: str, **fields) -> RefreshRun:
+    """A new ``running`` run, on record at once (``fields``: more of its columns)."""
+    return RefreshRun.objects.create(
         source=source,
         provider=provider,
-        feed_name=", ".join(p.name for p in paths)[:300],
+        feed_name=feed_name[:300],
         started_at=timezone.now(),
+        **fields,
     )
+
+
+def _refresh(
+    *, source: str, pages: Feed, provider: str, run: RefreshRun | None = None, file_name: str = ""
+) -> RefreshRun:
+    if run is None:
+        names = [p.name if isinstance(p, Path) else f"{source} page" for p in pages]
+        run = refresh_run_start(source=source, provider=provider, feed_name=", ".join(names))
     try:
-        rows, report = feed_parse(source=source, paths=paths, provider=provider)
+        rows, report, tiers = _parse(
+            source=source, pages=pages, provider=provider, file_name=file_name
+        )
     except SourceError as exc:
         return _finish(run, RefreshStatus.FAILED, error=str(exc))
     except Exception as exc:  # a parser fault: on record as failed, then raised
         _finish(run, RefreshStatus.FAILED, error=f"parser fault: {exc!r}")
         raise
     _record_report(run, report)
+    run.staged_egress_tiers = [_tier_json(tier) for tier in tiers]
     _stage(run, rows)
     plan = refresh_plan(run=run)
-    if source == "skypilot" and not _ends_with_newline(paths[0]):
+    first = pages[0] if pages else None
+    if source == "skypilot" and isinstance(first, Path) and not _ends_with_newline(first):
         plan.held_reasons.append(
-            f"{paths[0].name} does not end with a line break: the feed may have been cut short"
+            f"{first.name} does not end with a line break: the feed may have been cut short"
         )
     return _apply_or_hold(run, plan, keep_hand_edits=True)
+
+
+def fetched_feed_refresh(*, run: RefreshRun, pages: Sequence[bytes]) -> RefreshRun:
+    """Run the pipeline on the fetched pages of a ``running`` run (the scheduled refresh); the
+    prices it writes name the feed's URL as their source.
+    """
+    return _refresh(
+        source=run.source,
+        pages=list(pages),
+        provider=run.provider,
+        run=run,
+        file_name=run.feed_url or run.feed_name,
+    )
+
+
+def refresh_run_finish(*, run: RefreshRun, status: str, error: str = "") -> RefreshRun:
+    """Close a run that never reached parsing (nothing fetched, or the feed unchanged)."""
+    return _finish(run, status, error=error)
+
+
+def _tier_json(tier: EgressTierRow) -> dict:
+    return {
+        "up_to_tb": None if tier.up_to_tb is None else str(tier.up_to_tb),
+        "usd_per_gb": str(tier.usd_per_gb),
+        "scope": tier.scope,
+        "source": tier.source,
+        "line_no": tier.line_no,
+    }
+
+
+def staged_egress_tiers(*, run: RefreshRun) -> list[EgressTierRow]:
+    """The egress tiers the run's feed states, as plain tier rows (none: egress not stated)."""
+    return [
+        EgressTierRow(
+            provider=run.provider,
+            up_to_tb=None if t["up_to_tb"] is None else Decimal(t["up_to_tb"]),
+            usd_per_gb=Decimal(t["usd_per_gb"]),
+            scope=t["scope"],
+            source=t["source"],
+            line_no=t["line_no"],
+        )
+        for t in run.staged_egress_tiers
+    ]
 
 
 def _ends_with_newline(path: Path) -> bool:
@@ -244,15 +358,21 @@ def refresh_plan(*, run: RefreshRun) -> RefreshPlan:
         price = by_key.get(key)
         if price is None:
             plan.added += 1
+            plan.changes.append(_change("added", key, None, row))
         elif price.usd_per_hour == row.usd_per_hour and price_spread(price) == price_spread(row):
             plan.unchanged += 1
         else:
             plan.changed += 1
             changed.append((row, price))
+            plan.changes.append(_change("changed", key, price, row))
             low, high = sorted((price.usd_per_hour, row.usd_per_hour))
             if low > 0 and high / low > factor:
                 plan.conflicts.append(_conflict("moves more than allowed", price, row))
     plan.vanished = [price for key, price in by_key.items() if key not in seen]
+    plan.changes += [
+        _change("vanished", key, price, None) for key, price in by_key.items() if key not in seen
+    ]
+    _plan_egress(run, plan, factor)
 
     hand = hand_edited_ids(
         model=InstancePrice, ids=[p.pk for _, p in changed] + [p.pk for p in plan.vanished]
@@ -279,6 +399,77 @@ def refresh_plan(*, run: RefreshRun) -> RefreshPlan:
     return plan
 
 
+def _plan_egress(run: RefreshRun, plan: RefreshPlan, factor: Decimal) -> None:
+    """The feed's egress tiers against the provider's stored ones, under the same checks."""
+    tiers = staged_egress_tiers(run=run)
+    if not tiers:
+        return  # the feed states no egress tiers: the stored ones stay
+    stored = {t.up_to_tb: t for t in EgressTier.objects.filter(provider__slug=run.provider)}
+    wanted = {t.up_to_tb: t for t in tiers}
+    hand = hand_edited_ids(model=EgressTier, ids=[t.pk for t in stored.values()])
+    for bound in sorted(set(stored) | set(wanted), key=lambda b: (b is None, b or 0)):
+        old, new = stored.get(bound), wanted.get(bound)
+        if old is not None and new is not None and old.usd_per_gb == new.usd_per_gb:
+            continue
+        change = {
+            "kind": "added" if old is None else "vanished" if new is None else "changed",
+            "up_to_tb": None if bound is None else str(bound),
+            "old_usd_per_gb": None if old is None else str(old.usd_per_gb),
+            "new_usd_per_gb": None if new is None else str(new.usd_per_gb),
+        }
+        plan.egress_changes.append(change)
+        why = ""
+        if old is not None and old.pk in hand:
+            why = "edited by hand"
+        elif old is not None and new is not None:
+            low, high = sorted((old.usd_per_gb, new.usd_per_gb))
+            if low > 0 and high / low > factor:
+                why = "moves more than allowed"
+        if why:
+            plan.conflicts.append({"why": why, "egress_tier_id": old.pk, **change})
+    hand_count = sum(
+        1 for c in plan.conflicts if "egress_tier_id" in c and c["why"] == "edited by hand"
+    )
+    moves = sum(1 for c in plan.conflicts if "egress_tier_id" in c and c["why"] != "edited by hand")
+    if hand_count:
+        plan.held_reasons.append(
+            f"{hand_count} egress tier(s) edited by hand would change or vanish (see conflicts)"
+        )
+    if moves:
+        plan.held_reasons.append(
+            f"{moves} egress tier(s) would move by more than a factor of {factor} (see conflicts)"
+        )
+
+
+def _change(
+    kind: str, key: tuple[str, str, str], price: InstancePrice | None, row: PriceRow | None
+) -> dict:
+    """One line of a run's diff: a price added, changed or vanished, with both values."""
+    instance_type, region, billing = key
+    return {
+        "kind": kind,
+        "instance_type": instance_type,
+        "region": region,
+        "billing": billing,
+        "price_id": None if price is None else price.pk,
+        "old_usd_per_hour": None if price is None else str(price.usd_per_hour),
+        "new_usd_per_hour": None if row is None else str(row.usd_per_hour),
+        "old_zone": None if price is None else price.zone,
+        "new_zone": None if row is None else row.zone,
+    }
+
+
+def refresh_run_diff(*, run: RefreshRun) -> dict[str, list[dict]]:
+    """What applying a held run would change now: each price and egress tier, old and new.
+
+    Only a held run still has its staged rows; for any other run both lists are empty.
+    """
+    if run.status != RefreshStatus.HELD:
+        return {"prices": [], "egress_tiers": []}
+    plan = refresh_plan(run=run)
+    return {"prices": plan.changes, "egress_tiers": plan.egress_changes}
+
+
 def _conflict(why: str, price: InstancePrice, row: PriceRow | None) -> dict:
     """One value to review: the catalog's and the feed's (``None``: the feed no longer lists it)."""
     return {
@@ -297,6 +488,7 @@ def _apply_or_hold(run: RefreshRun, plan: RefreshPlan, *, keep_hand_edits: bool)
     run.prices_added, run.prices_changed = plan.added, plan.changed
     run.prices_unchanged, run.prices_vanished = plan.unchanged, len(plan.vanished)
     run.held_reasons, run.conflicts = plan.held_reasons, plan.conflicts
+    run.egress_changes = plan.egress_changes
     if plan.held_reasons and keep_hand_edits:
         return _finish(run, RefreshStatus.HELD)
     try:
@@ -306,7 +498,7 @@ def _apply_or_hold(run: RefreshRun, plan: RefreshPlan, *, keep_hand_edits: bool)
         return _finish(run, RefreshStatus.FAILED, error=f"not applied: {exc!r}")
     if not keep_hand_edits:
         status = RefreshStatus.APPROVED
-    elif plan.added or plan.changed or plan.vanished:
+    elif plan.added or plan.changed or plan.vanished or plan.egress_changes:
         status = RefreshStatus.APPLIED
     else:
         status = RefreshStatus.UNCHANGED
@@ -334,6 +526,14 @@ def _apply(run: RefreshRun, plan: RefreshPlan, *, keep_hand_edits: bool) -> None
         )[:KEEP_REJECTIONS]
         for r in counts.rejections:
             run.rejected_by_reason[r.reason] = run.rejected_by_reason.get(r.reason, 0) + 1
+    if plan.egress_changes:
+        egress = egress_tiers_load(
+            rows=staged_egress_tiers(run=run),
+            source_name=run.feed_name,
+            keep_hand_edits=keep_hand_edits,
+        )
+        if egress.kept:  # edited by hand since the run was checked: nothing is applied
+            raise RefreshError("; ".join(egress.kept))
     for price in plan.vanished:
         price.vanished_at = observed_at
     if plan.vanished:
@@ -391,8 +591,23 @@ def refresh_summary(*, run: RefreshRun) -> list[str]:
         f"  prices: {run.prices_added} added, {run.prices_changed} changed, "
         f"{run.prices_unchanged} unchanged, {run.prices_vanished} vanished",
     ]
+    for e in run.egress_changes:
+        bound = "no limit" if e["up_to_tb"] is None else f"up to {e['up_to_tb']} TB"
+        lines.append(
+            f"  egress tier {bound} {e['kind']}: {e['old_usd_per_gb'] or '-'} -> "
+            f"{e['new_usd_per_gb'] or '-'} USD/GB"
+        )
+    if run.not_modified:
+        lines.append("  not modified since the last fetch (304): not downloaded")
     lines += [f"  held: {reason}" for reason in run.held_reasons]
     for c in run.conflicts[:20]:
+        if "egress_tier_id" in c:
+            bound = "no limit" if c["up_to_tb"] is None else f"up to {c['up_to_tb']} TB"
+            lines.append(
+                f"    {c['why']}: egress tier {bound}: catalog {c['old_usd_per_gb']}, "
+                f"feed {c['new_usd_per_gb'] or 'not listed'} USD/GB"
+            )
+            continue
         feed = "not listed" if c["feed_usd_per_hour"] is None else c["feed_usd_per_hour"]
         lines.append(
             f"    {c['why']}: {c['instance_type']} {c['region']} {c['billing']}: "

@@ -3,7 +3,9 @@
 Pure: settings in, schedule out (no Django, no Celery import), so ``costapp/settings.py`` can
 build ``CELERY_BEAT_SCHEDULE`` with it. One entry per source that has a URL, named
 ``refresh-<source>``, sending the task ``hardware.refresh_source`` with the source's name every
-``interval_minutes``; a source with an empty URL is off and has no entry. A message still waiting
+``interval_minutes`` (or ``interval_seconds``, for short intervals, which wins when given); a
+source with an empty URL is off and has no entry. With ``queue`` the messages go to that queue
+(a worker started with ``-Q`` for it). A message still waiting
 when the next one is due expires rather than piling up behind a slow or stopped worker.
 """
 
@@ -13,7 +15,7 @@ from datetime import timedelta
 
 REFRESH_TASK = "hardware.refresh_source"
 DEFAULT_INTERVAL_MINUTES = 24 * 60
-SOURCE_KEYS = frozenset({"url", "interval_minutes"})
+SOURCE_KEYS = frozenset({"url", "interval_minutes", "interval_seconds"})
 SOURCE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 
 
@@ -21,6 +23,7 @@ def refresh_beat_schedule(
     sources: Mapping[str, Mapping[str, object]],
     *,
     default_interval_minutes: int = DEFAULT_INTERVAL_MINUTES,
+    queue: str = "",
 ) -> dict[str, dict[str, object]]:
     """The beat entries for ``sources`` (``{name: {"url": ..., "interval_minutes": ...}}``).
 
@@ -51,10 +54,21 @@ def refresh_beat_schedule(
                 "of minutes above 0"
             )
         interval = timedelta(minutes=minutes)
+        seconds = source.get("interval_seconds")
+        if seconds is not None:
+            if isinstance(seconds, bool) or not isinstance(seconds, int) or seconds < 1:
+                raise ValueError(
+                    f"PRICE_SOURCES[{name!r}].interval_seconds: {seconds!r} is not a whole "
+                    "number of seconds above 0"
+                )
+            interval = timedelta(seconds=seconds)
+        options: dict[str, object] = {"expires": interval.total_seconds()}
+        if queue:
+            options["queue"] = queue
         schedule[f"refresh-{name}"] = {
             "task": REFRESH_TASK,
             "schedule": interval,
             "args": (name,),
-            "options": {"expires": interval.total_seconds()},
+            "options": options,
         }
     return schedule

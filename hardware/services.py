@@ -331,14 +331,19 @@ def _offers_ensure(
 
 @transaction.atomic
 def egress_tiers_load(
-    *, rows: list[EgressTierRow], source_name: str, stated_on: date | None = None
+    *,
+    rows: list[EgressTierRow],
+    source_name: str,
+    stated_on: date | None = None,
+    keep_hand_edits: bool = True,
 ) -> LoadCounts:
     """Make each provider's stored egress tiers those of ``rows``, stated by their source on
     ``stated_on``; each change is kept in the tiers' history with ``source_name`` as the reason.
     Tiers equal to the stored ones are left.
 
     A provider one of whose tiers was edited by hand (``hardware.hand_edits``) and would change
-    or go keeps all its tiers as they are; ``counts.kept`` says so with both values.
+    or go keeps all its tiers as they are; ``counts.kept`` says so with both values. Without
+    ``keep_hand_edits`` (a reviewed refresh) the feed's tiers replace them too.
     """
     counts = LoadCounts()
     by_provider: dict[str, list[EgressTierRow]] = {}
@@ -349,7 +354,11 @@ def egress_tiers_load(
         provider = providers[slug]
         stored = {t.up_to_tb: t for t in EgressTier.objects.filter(provider=provider)}
         wanted = {row.up_to_tb for row in tiers}
-        hand = hand_edited_ids(model=EgressTier, ids=[t.pk for t in stored.values()])
+        hand = (
+            hand_edited_ids(model=EgressTier, ids=[t.pk for t in stored.values()])
+            if keep_hand_edits
+            else set()
+        )
         by_bound = {row.up_to_tb: row for row in tiers}
         kept = [
             f"{slug} egress tier up to {bound or 'no limit'} TB: catalog {tier.usd_per_gb} "

@@ -4,6 +4,7 @@ from django.urls import path
 from rest_framework.routers import DefaultRouter
 
 from . import views
+from .refresh import PriceChangesView, RefreshRunViewSet
 
 router = DefaultRouter(trailing_slash=True)
 router.register("gpus", views.GpuModelViewSet, basename="gpu")
@@ -14,8 +15,11 @@ router.register("prices", views.InstancePriceViewSet, basename="price")
 router.register("egress-tiers", views.EgressTierViewSet, basename="egress-tier")
 router.register("dedicated-quotes", views.DedicatedQuoteViewSet, basename="dedicated-quote")
 router.register("purchase-quotes", views.PurchaseQuoteViewSet, basename="purchase-quote")
+router.register("refresh-runs", RefreshRunViewSet)
 
+# prices/changes/ and the exports before the router's routes, so no prices/{id}/ route takes them.
 urlpatterns = [
+    path("prices/changes/", PriceChangesView.as_view(), name="price-changes"),
     path(
         "prices/current.csv",
         views.CurrentPricesExport.as_view(kind="csv"),

@@ -128,3 +128,24 @@ def test_settings_without_source_urls_schedule_nothing():
 def test_a_bad_source_setting_stops_the_settings_with_the_reason():
     got = settings_in_a_fresh_process(PRICE_SOURCE_AZURE_URL="prices.example/azure")
     assert "ImproperlyConfigured: PRICE_SOURCES['azure'].url" in got["error"]
+
+
+def test_seconds_and_a_queue_from_the_environment():
+    got = settings_in_a_fresh_process(
+        PRICE_SOURCE_ORACLE_URL="http://127.0.0.1:9/oracle",
+        PRICE_SOURCE_ORACLE_INTERVAL_SECONDS="2",
+        PRICE_REFRESH_QUEUE="refreshes",
+    )
+    assert got["beat"] == {
+        "refresh-oracle": {
+            "task": "hardware.refresh_source",
+            "schedule": "0:00:02",
+            "args": ["oracle"],
+            "options": {"expires": 2.0, "queue": "refreshes"},
+        }
+    }
+    bad = settings_in_a_fresh_process(
+        PRICE_SOURCE_ORACLE_URL="http://127.0.0.1:9/oracle",
+        PRICE_SOURCE_ORACLE_INTERVAL_SECONDS="0",
+    )
+    assert "PRICE_SOURCES['oracle'].interval_seconds: 0 is not a whole number" in bad["error"]

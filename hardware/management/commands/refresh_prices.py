@@ -4,8 +4,11 @@ Refreshes one provider's prices from one feed through the pipeline of ``hardware
 (parse, stage, validate, apply in one transaction, or hold for review) and prints the run's
 summary. Sources: ``skypilot`` (a SkyPilot ``vms.csv``; the provider defaults to the file name
 without extension, and without ``--file`` the shipped catalog of ``--provider`` is read), ``aws``
-(an AWS Price List bulk offer file, streamed) and ``aws-pricing-api`` (saved GetProducts pages;
-``--file`` may be repeated). Exit status: 0 applied or unchanged, 3 held for review, 1 failed,
+(an AWS Price List bulk offer file, streamed), ``aws-pricing-api`` (saved GetProducts pages;
+``--file`` may be repeated), ``azure`` (saved Retail Prices API pages, repeated ``--file`` in
+order), ``gcp`` (saved Cloud Billing Catalog SKU pages, likewise) and ``oracle`` (a saved price
+list, GPU shapes and egress tiers). The scheduled refresh fetches the last three over HTTP
+(``hardware.scheduled``). Exit status: 0 applied or unchanged, 3 held for review, 1 failed,
 2 bad arguments.
 """
 
@@ -18,6 +21,9 @@ from django.core.management.base import BaseCommand, CommandError
 from hardware.management.commands.load_catalog import SKYPILOT_DIR
 from hardware.models import RefreshStatus
 from hardware.refresh import SOURCES, price_refresh, refresh_summary
+from hardware.sources.feeds import FEEDS
+
+MULTI_FILE_SOURCES = frozenset({"aws-pricing-api", "azure", "gcp"})
 
 EXIT_STATUS = {
     RefreshStatus.APPLIED: 0,
@@ -55,14 +61,19 @@ class Command(BaseCommand):
             provider = provider or files[0].stem.lower()
             files = files or [SKYPILOT_DIR / f"{provider}.csv"]
         else:
-            provider = provider or "aws"
+            provider = provider or (FEEDS[source].provider if source in FEEDS else "aws")
             if not files:
                 raise CommandError(f"--file is required for {source}", returncode=2)
-        if source != "aws-pricing-api" and len(files) > 1:
+        if source not in MULTI_FILE_SOURCES and len(files) > 1:
             raise CommandError(f"--file: {source} reads one file", returncode=2)
         if not SLUG.match(provider):
             raise CommandError(
                 f"--provider: {provider!r} is not a slug (lower-case letters, digits, -)",
+                returncode=2,
+            )
+        if source in FEEDS and provider != FEEDS[source].provider:
+            raise CommandError(
+                f"--provider: {source} feeds are {FEEDS[source].provider}'s, not {provider!r}",
                 returncode=2,
             )
         missing = [str(f) for f in files if not f.is_file()]

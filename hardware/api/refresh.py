@@ -1,0 +1,201 @@
+"""Price refreshes in the API (docs/api.md): refresh runs for admins, with a held run's diff and
+its approval or discard, and the prices that moved since a day, for every viewer."""
+
+from datetime import date
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import generics, mixins, serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from accounts.permissions import AdminPermission, CatalogPermission
+from hardware.models import RefreshRun
+from hardware.price_changes import PriceChange, price_changes
+from hardware.refresh import (
+    RefreshError,
+    refresh_run_approve,
+    refresh_run_diff,
+    refresh_run_discard,
+)
+
+RUN_FIELDS = [
+    "id", "url", "source", "provider", "status", "feed_name", "feed_url", "feed_sha256",
+    "feed_stated_on", "started_at", "finished_at", "not_modified", "etag", "last_modified",
+    "bytes_read", "rows_read", "rows_accepted", "rows_rejected", "rejected_by_reason",
+    "prices_added", "prices_changed", "prices_unchanged", "prices_vanished", "egress_changes",
+    "held_reasons", "conflicts", "error",
+]  # fmt: skip
+
+
+class RefreshRunSerializer(serializers.HyperlinkedModelSerializer):
+    """A refresh run as listed."""
+
+    url = serializers.HyperlinkedIdentityField(
+        view_name="refreshrun-detail", help_text="this run's URL"
+    )
+
+    class Meta:
+        model = RefreshRun
+        fields = RUN_FIELDS
+        read_only_fields = RUN_FIELDS
+        extra_kwargs = {
+            "provider": {"help_text": "provider slug the feed covers"},
+            "status": {
+                "help_text": "running, applied, unchanged, held, failed, approved, discarded"
+            },
+            "feed_sha256": {"help_text": "SHA-256 of the feed's bytes"},
+            "started_at": {"help_text": "when the run started [UTC]"},
+            "finished_at": {"help_text": "when it ended [UTC]"},
+            "bytes_read": {"help_text": "feed size read [bytes]"},
+            "rows_read": {"help_text": "rows read [count]"},
+            "rows_accepted": {"help_text": "rows accepted [count]"},
+            "rows_rejected": {"help_text": "rows rejected [count]"},
+            "rejected_by_reason": {"help_text": "rows rejected, counted by reason"},
+            "prices_added": {"help_text": "prices added [count]"},
+            "prices_changed": {"help_text": "prices changed [count]"},
+            "prices_unchanged": {"help_text": "prices unchanged [count]"},
+            "prices_vanished": {"help_text": "prices no longer in the feed [count]"},
+            "held_reasons": {"help_text": "why the run is held for review"},
+            "rejections": {"help_text": "the first rejected rows, with line and reason"},
+        }
+
+
+class RefreshRunDetailSerializer(RefreshRunSerializer):
+    """A refresh run with its first rejected rows and, while held, the diff applying it makes:
+    each price and egress tier with its old and new value.
+    """
+
+    diff = serializers.SerializerMethodField(
+        help_text="while held: each price and egress tier applying it changes, old and new"
+    )
+
+    class Meta(RefreshRunSerializer.Meta):
+        fields = [*RUN_FIELDS, "rejections", "diff"]
+        read_only_fields = fields
+
+    def get_diff(self, run: RefreshRun) -> dict:
+        return refresh_run_diff(run=run)
+
+
+class RefreshRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """Price refresh runs, newest first (admins). ``?status=held`` lists those waiting for review;
+    ``approve`` applies a held run as staged, ``discard`` drops it (409 if it is not held).
+    """
+
+    queryset = RefreshRun.objects.all().order_by("-started_at", "-pk")
+    permission_classes = [AdminPermission]
+    filterset_fields = ["status", "source", "provider"]
+
+    def get_serializer_class(self):
+        return RefreshRunSerializer if self.action == "list" else RefreshRunDetailSerializer
+
+    def _decide(self, request: Request, service) -> Response:
+        run = self.get_object()
+        try:
+            run = service(run_id=run.pk)
+        except RefreshError as exc:
+            return Response(
+                {"errors": [{"field": None, "message": str(exc)}]},
+                status=status.HTTP_409_CONFLICT,
+            )
+        serializer = RefreshRunDetailSerializer(run, context=self.get_serializer_context())
+        return Response(serializer.data)
+
+    @extend_schema(request=None, responses=RefreshRunDetailSerializer)
+    @action(detail=True, methods=["post"])
+    def approve(self, request: Request, pk: str | None = None) -> Response:
+        return self._decide(request, refresh_run_approve)
+
+    @extend_schema(request=None, responses=RefreshRunDetailSerializer)
+    @action(detail=True, methods=["post"])
+    def discard(self, request: Request, pk: str | None = None) -> Response:
+        return self._decide(request, refresh_run_discard)
+
+
+class PriceChangeSerializer(serializers.Serializer):
+    """One price that moved: old and new values, absolute and relative change."""
+
+    kind = serializers.CharField(help_text="added, changed or vanished")
+    provider = serializers.CharField(source="price.offer.provider.slug", help_text="provider slug")
+    instance_type = serializers.CharField(
+        source="price.offer.instance_type", help_text="the provider's instance name"
+    )
+    gpu = serializers.CharField(source="price.offer.gpu.slug", help_text="GPU model slug")
+    gpu_count = serializers.IntegerField(
+        source="price.offer.gpu_count", help_text="GPUs per instance [count]"
+    )
+    region = serializers.CharField(source="price.region.code", help_text="region code")
+    billing = serializers.CharField(
+        source="price.billing", help_text="on_demand, spot, commit_1y or commit_3y"
+    )
+    old_usd_per_hour = serializers.DecimalField(
+        source="before.usd_per_hour",
+        max_digits=20,
+        decimal_places=10,
+        allow_null=True,
+        help_text="price before [USD/h]; null when added",
+    )
+    new_usd_per_hour = serializers.DecimalField(
+        source="after.usd_per_hour",
+        max_digits=20,
+        decimal_places=10,
+        allow_null=True,
+        help_text="price after [USD/h]; null when vanished",
+    )
+    old_usd_per_gpu_hour = serializers.DecimalField(
+        source="before.usd_per_gpu_hour",
+        max_digits=20,
+        decimal_places=10,
+        allow_null=True,
+        help_text="price before [USD per GPU-hour]; null when added",
+    )
+    new_usd_per_gpu_hour = serializers.DecimalField(
+        source="after.usd_per_gpu_hour",
+        max_digits=20,
+        decimal_places=10,
+        allow_null=True,
+        help_text="price after [USD per GPU-hour]; null when vanished",
+    )
+    change_usd_per_hour = serializers.DecimalField(
+        max_digits=20,
+        decimal_places=10,
+        allow_null=True,
+        help_text="new - old [USD/h]; null when added or vanished",
+    )
+    change_ratio = serializers.DecimalField(
+        max_digits=20, decimal_places=6, allow_null=True, help_text="(new - old) / old [ratio]"
+    )
+    changed_at = serializers.DateTimeField(help_text="when the change reached the catalog [UTC]")
+
+
+class PriceChangesView(generics.ListAPIView):
+    """``GET /api/v1/prices/changes/?since=DATE``: current prices that moved since that day
+    (inclusive): added, changed or vanished, with old and new values and the change.
+    """
+
+    permission_classes = [CatalogPermission]
+    serializer_class = PriceChangeSerializer
+    filter_backends: list = []
+
+    def get_queryset(self) -> list[PriceChange]:  # type: ignore[override]
+        raw = self.request.query_params.get("since", "")
+        if not raw:
+            raise ValidationError({"since": ["required: a day, YYYY-MM-DD"]})
+        try:
+            since = date.fromisoformat(raw)
+        except ValueError:
+            raise ValidationError({"since": [f"{raw!r} is not a day (YYYY-MM-DD)"]}) from None
+        if since <= date.min:  # the day before it (the catalog as it stood) does not exist
+            raise ValidationError({"since": ["must be after 0001-01-01"]})
+        return price_changes(since=since)
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("since", OpenApiTypes.DATE, required=True, description="YYYY-MM-DD"),
+        ],
+    )
+    def get(self, request: Request, *args, **kwargs) -> Response:
+        return super().get(request, *args, **kwargs)
