@@ -48,21 +48,7 @@ class DedicatedQuoteForm(QuoteForm):
 
     class Meta:
         model = DedicatedQuote
-        fields = [
-            "vendor",
-            "reference",
-            "server_description",
-            "gpu",
-            "gpus_per_server",
-            "usd_per_server_month",
-            "setup_usd",
-            "term_months",
-            "included_egress_tb",
-            "overage_usd_per_tb",
-            "valid_until",
-            "status",
-            "notes",
-        ]
+        fields = DedicatedQuote.edit_fields()
         labels = {
             "gpu": "GPU model",
             "gpus_per_server": "GPUs per server",
@@ -83,20 +69,7 @@ class PurchaseQuoteForm(QuoteForm):
 
     class Meta:
         model = PurchaseQuote
-        fields = [
-            "vendor",
-            "reference",
-            "server_description",
-            "gpu",
-            "gpus_per_server",
-            "capex_usd_per_server",
-            "server_kw",
-            "lead_time_months",
-            "support_fraction_per_year",
-            "valid_until",
-            "status",
-            "notes",
-        ]
+        fields = PurchaseQuote.edit_fields()
         labels = {
             "gpu": "GPU model",
             "gpus_per_server": "GPUs per server",

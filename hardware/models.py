@@ -397,6 +397,25 @@ class Quote(models.Model):
     def __str__(self) -> str:
         return f"{self.vendor} {self.reference}: {self.server_description}"
 
+    HEAD_FIELDS: tuple[str, ...] = (
+        "vendor",
+        "reference",
+        "server_description",
+        "gpu",
+        "gpus_per_server",
+    )
+    """The fields that say who quoted what, first in every form and API body."""
+    TAIL_FIELDS: tuple[str, ...] = ("valid_until", "status", "notes")
+    """The fields that say whether the quote still stands, last in every form and API body."""
+    FIGURES: tuple[str, ...] = ()
+    """The quote's own figures, between head and tail (set by each kind of quote)."""
+
+    @classmethod
+    def edit_fields(cls) -> list[str]:
+        """The fields a catalog editor writes, in the order pages, the API and the admin show
+        them (``is_demo`` and the currency are not written by hand in the pages)."""
+        return [*cls.HEAD_FIELDS, *cls.FIGURES, *cls.TAIL_FIELDS]
+
 
 class DedicatedQuote(Quote):
     """A vendor's offer to lease dedicated GPU servers by the month.
@@ -423,6 +442,14 @@ class DedicatedQuote(Quote):
         **MONEY, default=Decimal(0), help_text="[USD/TB] beyond the included egress"
     )
     history = HistoricalRecords()
+
+    FIGURES = (
+        "usd_per_server_month",
+        "setup_usd",
+        "term_months",
+        "included_egress_tb",
+        "overage_usd_per_tb",
+    )
 
     class Meta(Quote.Meta):
         constraints = [
@@ -460,6 +487,13 @@ class PurchaseQuote(Quote):
         max_digits=6, decimal_places=4, default=Decimal(0), help_text="[fraction of capex/year]"
     )
     history = HistoricalRecords()
+
+    FIGURES = (
+        "capex_usd_per_server",
+        "server_kw",
+        "lead_time_months",
+        "support_fraction_per_year",
+    )
 
     class Meta(Quote.Meta):
         constraints = [

@@ -575,24 +575,7 @@ class DedicatedQuoteSerializer(CatalogSerializer):
 
     class Meta:
         model = DedicatedQuote
-        fields = [
-            "id",
-            "vendor",
-            "reference",
-            "server_description",
-            "gpu",
-            "gpus_per_server",
-            "usd_per_server_month",
-            "setup_usd",
-            "term_months",
-            "included_egress_tb",
-            "overage_usd_per_tb",
-            "valid_until",
-            "status",
-            "notes",
-            "is_demo",
-            "currency",
-        ]
+        fields = ["id", *DedicatedQuote.edit_fields(), "is_demo", "currency"]
         extra_kwargs = {
             **QUOTE_COMMON,
             "usd_per_server_month": {"help_text": "[USD per server-month], each month of the term"},
@@ -621,23 +604,7 @@ class PurchaseQuoteSerializer(CatalogSerializer):
 
     class Meta:
         model = PurchaseQuote
-        fields = [
-            "id",
-            "vendor",
-            "reference",
-            "server_description",
-            "gpu",
-            "gpus_per_server",
-            "capex_usd_per_server",
-            "server_kw",
-            "lead_time_months",
-            "support_fraction_per_year",
-            "valid_until",
-            "status",
-            "notes",
-            "is_demo",
-            "currency",
-        ]
+        fields = ["id", *PurchaseQuote.edit_fields(), "is_demo", "currency"]
         extra_kwargs = {
             **QUOTE_COMMON,
             "capex_usd_per_server": {"help_text": "[USD per server], once"},
