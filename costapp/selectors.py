@@ -39,7 +39,6 @@ from hardware.models import (
     GpuModel,
     InstancePrice,
     PurchaseQuote,
-    stale_before,
 )
 from hardware.models import (
     EgressTier as EgressTierRow,
@@ -129,7 +128,9 @@ def egress_tiers_of(rows: Iterable[EgressTierRow]) -> list[EgressTier]:
     ]
 
 
-def _provider_tiers(provider: str) -> list[EgressTier] | None:
+def provider_egress_tiers(provider: str) -> list[EgressTier] | None:
+    """A provider's egress tiers in rising order, the open-ended tier last; ``None`` when the
+    catalog has none for it (its egress price is unknown)."""
     tiers = egress_tiers_of(EgressTierRow.objects.filter(provider__slug=provider))
     return tiers or None
 
@@ -138,14 +139,7 @@ def price_standing_of(price: InstancePrice, *, today: date | None = None) -> Pri
     """Where a price came from and whether it can be relied on: its amount, its source, the date
     the source stated it, whether that is older than ``PRICE_STALE_DAYS``, its flag (``None``:
     none) and its zone."""
-    return PriceStanding(
-        usd_per_hour=float(price.usd_per_hour),
-        source=price.source_name,
-        stated_on=price.stated_on,
-        stale=price.stated_on < stale_before(today),
-        flag=price.flag or None,
-        zone=price.zone,
-    )
+    return PriceStanding(**catalog.price_standing(price, today=today))
 
 
 def offer_terms(*, provider: str, instance: str, region: str) -> OfferTerms | None:
@@ -163,7 +157,7 @@ def offer_terms(*, provider: str, instance: str, region: str) -> OfferTerms | No
         return None
     offer = prices[0].offer
     by_billing: dict[str, float] = {p.billing: float(p.usd_per_gpu_hour) for p in prices}
-    tiers = _provider_tiers(provider)
+    tiers = provider_egress_tiers(provider)
     return OfferTerms(
         gpu=offer.gpu.slug,
         gpu_count=int(offer.gpu_count),
@@ -267,7 +261,7 @@ def scenario_catalog_refs(document: Any) -> CatalogRefs:
                     purchase[quote] = purchase_found
         egress_provider = option.get("egress_provider")
         if isinstance(egress_provider, str) and egress_provider not in egress:
-            tiers = _provider_tiers(egress_provider)
+            tiers = provider_egress_tiers(egress_provider)
             if tiers is not None:
                 egress[egress_provider] = tiers
     return CatalogRefs(

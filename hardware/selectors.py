@@ -1,7 +1,6 @@
 """Reads from the catalog. Money leaves here as float (the engine's unit), never stored back."""
 
 from datetime import UTC, date, datetime, time
-from decimal import Decimal
 
 from django.db.models import BooleanField, Count, Exists, ExpressionWrapper, OuterRef, Q, QuerySet
 from django.utils import timezone
@@ -121,109 +120,6 @@ def cheapest_prices(*, gpu: str, as_of: date | datetime | None = None) -> list[d
             best.items(), key=lambda item: (item[1].usd_per_gpu_hour, item[0])
         )
     ]
-
-
-def _tier(tier: EgressTier) -> dict:
-    return {
-        "up_to_tb": None if tier.up_to_tb is None else float(tier.up_to_tb),
-        "usd_per_gb": float(tier.usd_per_gb),
-    }
-
-
-def egress_tiers_for_provider(*, provider: str) -> list[dict] | None:
-    """A provider's egress tiers ``[{"up_to_tb": TB or None, "usd_per_gb": USD/GB}, ...]`` in
-    rising order, the open-ended tier last; ``None`` when the provider has none stored.
-    """
-    tiers = list(EgressTier.objects.filter(provider__slug=provider))
-    if not tiers:
-        return None
-    tiers.sort(key=lambda t: (t.up_to_tb is None, t.up_to_tb or Decimal(0)))
-    return [_tier(t) for t in tiers]
-
-
-def offer_reference_resolve(
-    *, provider: str, instance: str, region: str, as_of: date | datetime | None = None
-) -> dict | None:
-    """What a scenario's reference to a cloud offer means at ``as_of`` (default: now).
-
-    Returns ``{"gpu": slug, "gpu_count": int, "usd_per_gpu_hour": {billing: USD per GPU-hour},
-    "egress_tiers": [...] or None, "standing": {...}}`` with only the billings that have a
-    current price, or ``None`` when the offer has no current price in that region. ``standing``
-    says what the warnings need: whether the GPU variant is confirmed (and why not), whether the
-    provider's egress price is known, and per billing the price's source, stated date, staleness
-    and flag (``price_standing``).
-    """
-    prices = list(
-        current_prices(as_of).filter(
-            offer__provider__slug=provider,
-            offer__instance_type=instance,
-            region__code=region,
-        )
-    )
-    if not prices:
-        return None
-    offer = prices[0].offer
-    tiers = egress_tiers_for_provider(provider=provider)
-    return {
-        "gpu": offer.gpu.slug,
-        "gpu_count": offer.gpu_count,
-        "usd_per_gpu_hour": {p.billing: float(p.usd_per_gpu_hour) for p in prices},
-        "egress_tiers": tiers,
-        "standing": {
-            "provider": provider,
-            "instance": instance,
-            "region": region,
-            "gpu_confirmed": offer.gpu_confirmed,
-            "gpu_evidence": offer.gpu_evidence,
-            "egress_known": tiers is not None,
-            "egress_note": offer.provider.egress_note,
-            "prices": {p.billing: price_standing(p) for p in prices},
-        },
-    }
-
-
-def quote_standing(quote: DedicatedQuote | PurchaseQuote) -> dict:
-    """Who quoted, and whether the quote still stands: its status and validity date."""
-    return {
-        "vendor": quote.vendor,
-        "reference": quote.reference,
-        "status": quote.status,
-        "valid_until": quote.valid_until,
-        "is_demo": quote.is_demo,
-    }
-
-
-def dedicated_quote_terms(*, quote_id: int) -> dict | None:
-    """The engine's terms of a dedicated-server quote (USD per server), or ``None``."""
-    quote = DedicatedQuote.objects.select_related("gpu").filter(pk=quote_id).first()
-    if quote is None:
-        return None
-    return {
-        "gpu": quote.gpu.slug,
-        "gpus_per_server": quote.gpus_per_server,
-        "usd_per_server_month": float(quote.usd_per_server_month),
-        "setup_usd": float(quote.setup_usd),
-        "included_egress_tb": float(quote.included_egress_tb),
-        "overage_usd_per_tb": float(quote.overage_usd_per_tb),
-        "term_months": quote.term_months,
-        "standing": quote_standing(quote),
-    }
-
-
-def purchase_quote_terms(*, quote_id: int) -> dict | None:
-    """The engine's terms of a purchase quote (USD and kW per server), or ``None``."""
-    quote = PurchaseQuote.objects.select_related("gpu").filter(pk=quote_id).first()
-    if quote is None:
-        return None
-    return {
-        "gpu": quote.gpu.slug,
-        "gpus_per_server": quote.gpus_per_server,
-        "capex_usd_per_server": float(quote.capex_usd_per_server),
-        "server_kw": float(quote.server_kw),
-        "lead_time_months": quote.lead_time_months,
-        "support_fraction_per_year": float(quote.support_fraction_per_year),
-        "standing": quote_standing(quote),
-    }
 
 
 def cheapest_current_prices(*, billing: str = "on_demand") -> list[InstancePrice]:

@@ -8,7 +8,6 @@ from django.db import DatabaseError, connection
 from costapp import selectors
 from costapp.services import scenario_simulate
 from costapp.tco import ScenarioError
-from hardware import selectors as catalog_selectors
 from hardware.models import DedicatedQuote, GpuModel, PurchaseQuote
 from tests.hardware.conftest import catalog  # noqa: F401  (the loaded catalog fixture)
 
@@ -33,7 +32,7 @@ def test_the_engine_shapes_hold_floats_equal_to_the_catalog_rows(catalog):  # no
         }
     )
     offer = refs.offers[("aws", "p5.48xlarge", "us-east-1")]
-    assert offer == catalog_selectors.offer_reference_resolve(
+    assert offer == selectors.offer_terms(
         provider="aws", instance="p5.48xlarge", region="us-east-1"
     )
     assert all(type(price) is float for price in offer["usd_per_gpu_hour"].values())
@@ -41,9 +40,7 @@ def test_the_engine_shapes_hold_floats_equal_to_the_catalog_rows(catalog):  # no
     assert type(dedicated["usd_per_server_month"]) is float
     (purchase,) = refs.purchase_quotes.values()
     assert type(purchase["capex_usd_per_server"]) is float
-    assert refs.egress_providers["aws"] == catalog_selectors.egress_tiers_for_provider(
-        provider="aws"
-    )
+    assert refs.egress_providers["aws"] == selectors.provider_egress_tiers("aws")
     figures, source = selectors.engine_gpu_figures()
     assert source == "catalog"
     h100 = GpuModel.objects.get(slug="h100-sxm")
