@@ -538,28 +538,38 @@ class RefreshRun(models.Model):
     Status = RefreshStatus
 
     source = models.CharField(max_length=40, help_text="feed format: skypilot, aws, ...")
-    provider = models.SlugField(max_length=64)
+    provider = models.SlugField(max_length=64, help_text="provider slug the feed covers")
     feed_name = models.CharField(max_length=300, help_text="file or feed read")
-    feed_sha256 = models.CharField(max_length=64, blank=True)
+    feed_sha256 = models.CharField(
+        max_length=64, blank=True, help_text="SHA-256 of the feed's bytes"
+    )
     feed_stated_on = models.DateField(
         null=True, blank=True, help_text="the feed's own date (publication), when it states one"
     )
-    started_at = models.DateTimeField()
-    finished_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(help_text="when the run started [UTC]")
+    finished_at = models.DateTimeField(null=True, blank=True, help_text="when it ended [UTC]")
     status = models.CharField(
         max_length=12, choices=RefreshStatus.choices, default=RefreshStatus.RUNNING
     )
-    bytes_read = models.BigIntegerField(default=0)
-    rows_read = models.PositiveIntegerField(default=0)
-    rows_accepted = models.PositiveIntegerField(default=0)
-    rows_rejected = models.PositiveIntegerField(default=0)
-    rejected_by_reason = models.JSONField(default=dict, blank=True)
-    rejections = models.JSONField(default=list, blank=True, help_text="the first 100")
-    prices_added = models.PositiveIntegerField(default=0)
-    prices_changed = models.PositiveIntegerField(default=0)
-    prices_unchanged = models.PositiveIntegerField(default=0)
-    prices_vanished = models.PositiveIntegerField(default=0)
-    held_reasons = models.JSONField(default=list, blank=True)
+    bytes_read = models.BigIntegerField(default=0, help_text="feed size read [bytes]")
+    rows_read = models.PositiveIntegerField(default=0, help_text="rows read [count]")
+    rows_accepted = models.PositiveIntegerField(default=0, help_text="rows accepted [count]")
+    rows_rejected = models.PositiveIntegerField(default=0, help_text="rows rejected [count]")
+    rejected_by_reason = models.JSONField(
+        default=dict, blank=True, help_text="rows rejected, counted by reason"
+    )
+    rejections = models.JSONField(
+        default=list, blank=True, help_text="the first 100 rejected rows, with line and reason"
+    )
+    prices_added = models.PositiveIntegerField(default=0, help_text="prices added [count]")
+    prices_changed = models.PositiveIntegerField(default=0, help_text="prices changed [count]")
+    prices_unchanged = models.PositiveIntegerField(default=0, help_text="prices unchanged [count]")
+    prices_vanished = models.PositiveIntegerField(
+        default=0, help_text="prices no longer in the feed [count]"
+    )
+    held_reasons = models.JSONField(
+        default=list, blank=True, help_text="why the run is held for review"
+    )
     conflicts = models.JSONField(
         default=list, blank=True, help_text="hand-edited values and large moves, both values"
     )

@@ -42,24 +42,9 @@ class RefreshRunSerializer(serializers.HyperlinkedModelSerializer):
         fields = RUN_FIELDS
         read_only_fields = RUN_FIELDS
         extra_kwargs = {
-            "provider": {"help_text": "provider slug the feed covers"},
             "status": {
                 "help_text": "running, applied, unchanged, held, failed, approved, discarded"
             },
-            "feed_sha256": {"help_text": "SHA-256 of the feed's bytes"},
-            "started_at": {"help_text": "when the run started [UTC]"},
-            "finished_at": {"help_text": "when it ended [UTC]"},
-            "bytes_read": {"help_text": "feed size read [bytes]"},
-            "rows_read": {"help_text": "rows read [count]"},
-            "rows_accepted": {"help_text": "rows accepted [count]"},
-            "rows_rejected": {"help_text": "rows rejected [count]"},
-            "rejected_by_reason": {"help_text": "rows rejected, counted by reason"},
-            "prices_added": {"help_text": "prices added [count]"},
-            "prices_changed": {"help_text": "prices changed [count]"},
-            "prices_unchanged": {"help_text": "prices unchanged [count]"},
-            "prices_vanished": {"help_text": "prices no longer in the feed [count]"},
-            "held_reasons": {"help_text": "why the run is held for review"},
-            "rejections": {"help_text": "the first rejected rows, with line and reason"},
         }
 
 
