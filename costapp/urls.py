@@ -5,7 +5,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from . import run_views, views
+from . import compare_views, run_views, views
 from .api.errors import api_not_found
 
 urlpatterns = [
@@ -17,6 +17,7 @@ urlpatterns = [
     path("scenarios/", run_views.scenarios, name="scenarios"),
     path("scenarios/<int:pk>/", run_views.scenario, name="scenario"),
     path("runs/", run_views.runs, name="runs"),
+    path("runs/compare/", compare_views.runs_compare, name="runs-compare"),
     path("runs/<int:pk>/", run_views.run, name="run"),
     path("runs/<int:pk>/status/", run_views.run_status, name="run-status"),
     path("runs/<int:pk>/run.xlsx", run_views.run_xlsx, name="run-xlsx"),
