@@ -11,6 +11,7 @@ from .api.errors import api_not_found
 urlpatterns = [
     path("", views.home, name="home"),
     path("healthz", views.healthz, name="healthz"),
+    path("favicon.ico", views.favicon, name="favicon"),
     path("offers/<int:pk>/", views.offer, name="offer"),
     path("claims/", views.claims, name="claims"),
     path("claims/<slug:slug>/", views.claim, name="claim"),
