@@ -164,4 +164,3 @@ def test_the_runs_list_and_a_run_page_offer_a_labelled_compare_with_form(client,
     SimulationRun.objects.filter(pk=after.pk).update(status="failed")
     assert 'id="compare-form"' not in client.get(f"/runs/{before.pk}/").content.decode()
     assert 'id="compare-form"' not in client.get("/runs/").content.decode()
-
