@@ -398,3 +398,15 @@ def runs_visible(*, user: Any) -> Any:
         .select_related("scenario")
         .order_by("-created", "-id")
     )
+
+
+def runs_succeeded_visible(*, user: Any) -> Any:
+    """The succeeded runs ``user`` may read (those a comparison can use), newest first, without
+    their heavy fields (inputs, result, curves)."""
+    from costapp.models import SimulationRun
+
+    return (
+        runs_visible(user=user)
+        .filter(status=SimulationRun.Status.SUCCEEDED, result__isnull=False)
+        .defer("inputs", "gpus", "result", "monthly_breakdown_usd", "cost_curves", "units")
+    )

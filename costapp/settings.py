@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
+    "django.forms",
     "rest_framework",
     "django_filters",
     "drf_spectacular",
@@ -85,6 +86,10 @@ TEMPLATES = [
         },
     },
 ]
+
+# Widgets render through TEMPLATES, so templates/ may override one (the admin's date and time
+# inputs get a label each: templates/admin/widgets/split_datetime.html).
+FORM_RENDERER = "django.forms.renderers.TemplatesSetting"
 
 WSGI_APPLICATION = "costapp.wsgi.application"
 

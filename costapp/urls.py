@@ -5,18 +5,20 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from . import run_views, views
+from . import compare_views, run_views, views
 from .api.errors import api_not_found
 
 urlpatterns = [
     path("", views.home, name="home"),
     path("healthz", views.healthz, name="healthz"),
+    path("favicon.ico", views.favicon, name="favicon"),
     path("offers/<int:pk>/", views.offer, name="offer"),
     path("claims/", views.claims, name="claims"),
     path("claims/<slug:slug>/", views.claim, name="claim"),
     path("scenarios/", run_views.scenarios, name="scenarios"),
     path("scenarios/<int:pk>/", run_views.scenario, name="scenario"),
     path("runs/", run_views.runs, name="runs"),
+    path("runs/compare/", compare_views.runs_compare, name="runs-compare"),
     path("runs/<int:pk>/", run_views.run, name="run"),
     path("runs/<int:pk>/status/", run_views.run_status, name="run-status"),
     path("runs/<int:pk>/run.xlsx", run_views.run_xlsx, name="run-xlsx"),

@@ -4,8 +4,15 @@ import json
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponsePermanentRedirect,
+    JsonResponse,
+)
 from django.shortcuts import render
+from django.templatetags.static import static
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
@@ -112,3 +119,10 @@ def healthz(request: HttpRequest) -> JsonResponse:
     """State of the database and the broker; 200 when both are usable, 503 otherwise."""
     report = health_report()
     return JsonResponse(report, status=200 if report["status"] == "ok" else 503)
+
+
+@require_GET
+def favicon(request: HttpRequest) -> HttpResponse:
+    """``/favicon.ico``, which browsers ask for on every page (the admin's too): the site's icon
+    in ``static/``."""
+    return HttpResponsePermanentRedirect(static("favicon.svg"))

@@ -235,6 +235,11 @@ def chromium_executable() -> str:
 @pytest.fixture(scope="session")
 def browser(chromium_executable):
     """Headless Debian Chromium driven by Playwright (Playwright never downloads a browser)."""
+    # The live server imports the URLconf (and with it the API, pandas and Plotly) on its first
+    # request; on a busy machine that outlasts a page's timeout, so it is imported here first.
+    from django.urls import get_resolver
+
+    get_resolver().url_patterns  # noqa: B018 (imported for its side effect)
     # Playwright's sync API runs an event loop in this thread; the live server's ORM calls happen
     # in the server's own thread, and the test's own ORM calls are not concurrent with it.
     previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")

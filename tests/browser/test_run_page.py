@@ -1,23 +1,24 @@
 """The run page in a real browser (headless Chromium) with a real Celery worker: a run started
 from the scenario page shows a progress bar that htmx polls, then the result's charts, drawn by
-Plotly, without a page reload."""
+Plotly, without a page reload; its monthly CSV downloads with one row per option and month."""
 
-from pathlib import Path
+import csv
 
 import pytest
 from django.test import override_settings
 
 from costapp.models import Scenario, SimulationRun
+from costapp.services import MONTHLY_CSV_COLUMNS
+from tests.browser.support import SCREENSHOTS
 from tests.costapp.runs_helpers import analyst, scenario_document
 
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
 CHARTS = ("cumulative", "breakdown", "fan", "usd-per-gpu-hour", "utilization")
 
 
 @override_settings(RUN_BLOCKS_PER_TASK=1)
-def test_a_run_started_from_its_page_shows_progress_then_every_chart(
+def test_a_run_started_from_its_page_shows_progress_then_every_chart_and_its_csv(
     page, live_server, catalog_gpus, celery_worker_process
 ):
     user = analyst("finance")
@@ -67,3 +68,20 @@ def test_a_run_started_from_its_page_shows_progress_then_every_chart(
     page.screenshot(path=str(SCREENSHOTS / "run-result.png"), full_page=True)
     page.locator("#chart-cumulative").screenshot(path=str(SCREENSHOTS / "run-cumulative.png"))
     assert (SCREENSHOTS / "run-result.png").stat().st_size > 50_000
+
+    # the monthly CSV (docs/api.md): one row per option and month 0 … H, as the result says
+    with page.expect_download() as download_info:
+        page.locator("#downloads").get_by_role("link", name="monthly CSV").click()
+    download = download_info.value
+    assert download.suggested_filename == f"run-{run.pk}-monthly.csv"
+    with open(download.path(), newline="") as file:
+        header, *rows = list(csv.reader(file))
+    assert header == MONTHLY_CSV_COLUMNS
+    horizon = run.result["inputs"]["horizon_months"]
+    options = run.result["options"]
+    assert len(rows) == len(options) * (horizon + 1)
+    assert [(r[0], int(r[1])) for r in rows] == [
+        (o["name"], m) for o in options for m in range(horizon + 1)
+    ]
+    last = {r[0]: float(r[-1]) for r in rows if int(r[1]) == horizon}
+    assert last == {o["name"]: pytest.approx(o["total_usd"], rel=1e-12) for o in options}

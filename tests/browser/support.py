@@ -1,0 +1,90 @@
+"""Helpers of the browser tests: signing in, the screenshots folder, and finished runs shared
+across tests.
+
+A finished run is computed once per test session, through the real run pipeline (tasks in this
+process, as on the embedded default), and its stored fields are kept; each test that needs one
+gets a copy of those fields as a new run of its own scenario (transactional tests empty the
+database after each test), so only the first test pays for the simulation.
+"""
+
+from pathlib import Path
+from typing import Any
+
+from django.test import override_settings
+
+from costapp import services
+from costapp.celery import app
+from costapp.models import Scenario, SimulationRun
+from tests.costapp.runs_helpers import scenario_document
+
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
+PASSWORD = "a long pass phrase"
+
+RUN_FIELDS = (
+    "status",
+    "progress",
+    "seed",
+    "paths",
+    "document_sha256",
+    "inputs",
+    "gpus",
+    "normalize_warnings",
+    "catalog_warnings",
+    "result",
+    "monthly_breakdown_usd",
+    "cost_curves",
+    "engine_version",
+    "units",
+    "started",
+    "finished",
+)
+
+VARIANTS = {
+    "today": "64 × H100 fleet at today's prices",
+    "cheaper-cloud": "64 × H100 fleet, GPU cloud at 2.49 USD",
+}
+"""The shared runs: the shipped uncertain H100 fleet scenario (2 000 paths) as it is, and with
+the GPU cloud's on-demand price lowered from 2.99 to 2.49 USD per GPU-hour."""
+
+_finished: dict[str, dict[str, Any]] = {}
+
+
+def log_in(page, live_server, username: str, password: str = PASSWORD) -> None:
+    page.goto(live_server.url + "/login/")
+    page.fill("#id_username", username)
+    page.fill("#id_password", password)
+    page.click("button[type=submit]")
+    page.wait_for_url(live_server.url + "/")
+
+
+def variant_document(variant: str) -> dict:
+    document = scenario_document(paths=2_000, seed=5)
+    if variant == "cheaper-cloud":
+        cloud = next(o for o in document["options"] if o["name"] == "GPU cloud on-demand")
+        cloud["usd_per_gpu_hour"] = 2.49
+    return document
+
+
+def _compute(scenario: Scenario) -> SimulationRun:
+    before = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    try:
+        with override_settings(REDIS_URL="", RUN_BLOCKS_PER_TASK=2):
+            run = services.run_create(scenario=scenario)
+    finally:
+        app.conf.task_always_eager = before
+    assert run.status == "succeeded", run.error
+    return run
+
+
+def finished_run(owner, variant: str = "today") -> SimulationRun:
+    """A succeeded run of a new scenario of ``owner``'s (the catalog must be loaded): computed
+    the first time, a copy of that run's stored fields afterwards."""
+    scenario = Scenario.objects.create(
+        owner=owner, name=VARIANTS[variant], document=variant_document(variant)
+    )
+    if variant not in _finished:
+        run = _compute(scenario)
+        _finished[variant] = {name: getattr(run, name) for name in RUN_FIELDS}
+        return run
+    return SimulationRun.objects.create(scenario=scenario, **_finished[variant])

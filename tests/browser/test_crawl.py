@@ -1,0 +1,134 @@
+"""Every page an admin reaches from the dashboard, in a real browser (headless Chromium), with a
+finished run and the comparison of two runs: no console error and no page error, no broken link,
+a label on every form control; and full-page screenshots of the main pages in
+``artifacts/screenshots/``.
+
+The crawl follows the links of each page (same site; downloads and the API left out) and visits
+one address per kind of page: per URL route and set of query parameters (the admin's pages per
+route alone), so a list of 500 offers costs one offer page, not 500.
+"""
+
+from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+from django.contrib.auth.models import User
+from django.urls import Resolver404, resolve
+
+from tests.browser.support import PASSWORD, SCREENSHOTS, finished_run, log_in
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+SKIPPED_PREFIXES = ("/api/", "/logout/", "/admin/logout/", "/static/")
+SKIPPED_SUFFIXES = (".csv", ".xlsx", ".json", "/delete/")
+"""Downloads, and the admin's delete confirmations (a button only; one per model would cost
+a quarter of the crawl)."""
+SCREENSHOT_NAMES = {
+    "home": "dashboard.png",
+    "gpus": "gpus.png",
+    "prices": "prices.png",
+    "quotes": "quotes.png",
+    "offer": "offer.png",
+    "run": "run.png",
+    "runs-compare": "compare.png",
+}
+"""The pages photographed: URL name -> file, taken on the first visit without a query (for the
+comparison: with one)."""
+
+UNLABELLED = """() => Array.from(document.querySelectorAll("input, select, textarea"))
+  .filter(el => !["hidden", "submit", "reset", "button", "image"].includes(el.type))
+  .filter(el => el.getClientRects().length > 0)  // not rendered (display: none): not on the page
+  .filter(el => {
+    if (el.labels && el.labels.length) return false;  // label[for] or a wrapping label
+    if ((el.getAttribute("aria-label") || "").trim()) return false;
+    const ids = (el.getAttribute("aria-labelledby") || "").split(/\\s+/).filter(Boolean);
+    return !(ids.length && ids.every(id => document.getElementById(id)));
+  })
+  .map(el => el.outerHTML.slice(0, 160))"""
+
+
+def page_kind(url: str) -> tuple[str, str, tuple[str, ...]] | None:
+    """What makes two addresses the same kind of page (None: not crawled): the URL route, and
+    outside the admin the names of the query parameters."""
+    parts = urlsplit(url)
+    path = parts.path
+    if path.startswith(SKIPPED_PREFIXES) or path.endswith(SKIPPED_SUFFIXES):
+        return None
+    try:
+        match = resolve(path)
+    except Resolver404:
+        return ("unresolved", path, ())  # visited, to be reported as broken
+    if path.startswith("/admin/"):
+        return (match.route, match.view_name, ())
+    keys = tuple(sorted({key for key, _value in parse_qsl(parts.query, keep_blank_values=True)}))
+    return (match.route, match.view_name, keys)
+
+
+def test_every_page_from_the_dashboard_is_clean_and_labelled(page, live_server, catalog_gpus):
+    admin = User.objects.create_superuser("root", password=PASSWORD)
+    run_a = finished_run(admin, "today")
+    run_b = finished_run(admin, "cheaper-cloud")
+    page.set_default_timeout(60_000)  # heavy pages on a busy machine
+    errors: list[str] = []
+    page.on(
+        "console",
+        lambda m: (
+            m.type == "error" and errors.append(f"{page.url}: {m.text} ({m.location.get('url')})")
+        ),
+    )
+    page.on("pageerror", lambda e: errors.append(f"{page.url}: {e}"))
+    log_in(page, live_server, "root")
+
+    origin = live_server.url
+    # the comparison is reached through the "Compare with…" form, not a link
+    queue = [origin + "/", f"{origin}/runs/compare/?a={run_a.pk}&b={run_b.pk}"]
+    seen_kinds: set = set()
+    visited: list[str] = []
+    broken: list[str] = []
+    unlabelled: dict[str, list[str]] = {}
+    screenshots: dict[str, str] = {}
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    while queue:
+        url = queue.pop(0).split("#")[0]
+        kind = page_kind(url)
+        if not url.startswith(origin) or kind is None or kind in seen_kinds:
+            continue
+        seen_kinds.add(kind)
+        response = page.goto(url)
+        visited.append(url)
+        if response is None or response.status >= 400:
+            broken.append(f"{url}: {response.status if response else 'no response'}")
+            continue
+        missing = page.evaluate(UNLABELLED)
+        if missing:
+            unlabelled[url] = missing
+        name = kind[1]
+        has_query = bool(urlsplit(url).query)
+        if (
+            name in SCREENSHOT_NAMES
+            and name not in screenshots
+            and has_query == (name == "runs-compare")
+        ):
+            plots = page.locator(".plot[data-figure]").count()
+            if plots:
+                page.wait_for_function(
+                    "n => document.querySelectorAll('.js-plotly-plot .main-svg').length >= n",
+                    arg=plots,
+                )
+            page.screenshot(path=str(SCREENSHOTS / SCREENSHOT_NAMES[name]), full_page=True)
+            screenshots[name] = url
+        links = page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)")
+        queue.extend(link for link in links if link.startswith(origin))
+
+    assert errors == [], errors
+    assert broken == [], broken
+    assert unlabelled == {}, "\n".join(f"{u}: {m}" for u, m in unlabelled.items())
+    assert set(screenshots) == set(SCREENSHOT_NAMES), set(SCREENSHOT_NAMES) - set(screenshots)
+    for file in SCREENSHOT_NAMES.values():
+        assert (SCREENSHOTS / file).stat().st_size > 20_000, file
+    # the crawl did reach the pages it should
+    paths = {urlsplit(url).path for url in visited}
+    for expected in ("/", "/gpus/", "/prices/", "/quotes/", "/claims/", "/scenarios/", "/runs/",
+                     "/admin/"):  # fmt: skip
+        assert expected in paths, expected
+    assert any(path.startswith("/offers/") for path in paths)
+    assert {f"/runs/{run_a.pk}/", f"/runs/{run_b.pk}/"} & paths

@@ -1,0 +1,67 @@
+"""A viewer in a real browser (headless Chromium): no link to what a viewer may not do, and
+every edit page (a quote's form, the scenarios and runs, the comparison, the admin) answers 403
+or sends the viewer to a login page."""
+
+import re
+
+import pytest
+from django.contrib.auth.models import Group, User
+
+from hardware.models import DedicatedQuote, PurchaseQuote
+from tests.browser.support import PASSWORD, finished_run, log_in
+from tests.costapp.runs_helpers import analyst
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_a_viewer_cannot_reach_edit_pages(page, live_server, catalog_gpus):
+    owner = analyst("owner")
+    run = finished_run(owner)
+    run.scenario.shared = True
+    run.scenario.save(update_fields=["shared"])
+    viewer = User.objects.create_user("vic", password=PASSWORD)
+    viewer.groups.add(Group.objects.get_or_create(name="viewer")[0])
+    dedicated = DedicatedQuote.objects.first()
+    purchase = PurchaseQuote.objects.first()
+    assert dedicated and purchase  # the demonstration quotes load_catalog ships
+    log_in(page, live_server, "vic")
+
+    nav = page.get_by_role("navigation", name="Main")
+    assert nav.get_by_role("link", name="Quotes").count() == 1
+    for hidden in ("Scenarios", "Runs", "Admin"):
+        assert nav.get_by_role("link", name=hidden, exact=True).count() == 0, hidden
+    page.goto(live_server.url + "/quotes/")
+    assert page.get_by_role("link", name=re.compile(r"^New .* quote$")).count() == 0
+    assert page.get_by_role("link", name="Edit").count() == 0
+
+    forbidden = [
+        "/quotes/dedicated/new/",
+        "/quotes/purchase/new/",
+        f"/quotes/dedicated/{dedicated.pk}/edit/",
+        f"/quotes/purchase/{purchase.pk}/edit/",
+        "/scenarios/",
+        f"/scenarios/{run.scenario_id}/",
+        "/runs/",
+        f"/runs/{run.pk}/",
+        f"/runs/compare/?a={run.pk}&b={run.pk}",
+        "/admin/",
+        "/admin/hardware/dedicatedquote/",
+        f"/admin/hardware/dedicatedquote/{dedicated.pk}/change/",
+    ]
+    outcomes = {}
+    for path in forbidden:
+        response = page.goto(live_server.url + path)
+        outcomes[path] = (
+            response.status if "/login/" not in page.url else f"login: {page.url}",
+            page.locator(
+                "form#quote-form, #run-button, #compare-form, #changelist, form#dedicatedquote_form"
+            ).count(),
+        )
+    for path, (outcome, forms) in outcomes.items():
+        assert outcome == 403 or str(outcome).startswith("login: "), (path, outcome)
+        assert forms == 0, path
+    # the admin sends a non-staff user to its own login page
+    assert str(outcomes["/admin/"][0]).startswith(f"login: {live_server.url}/admin/login/")
+    assert DedicatedQuote.objects.get(pk=dedicated.pk).usd_per_server_month == (
+        dedicated.usd_per_server_month
+    )

@@ -1,0 +1,166 @@
+"""The comparison page ``/runs/compare/?a=&b=``: the same scenario at last month's and today's
+prices, who may see it, runs that cannot be compared, and the "Compare with…" forms."""
+
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+from django.contrib.auth.models import Group, User
+from django.test import override_settings
+from django.utils import timezone
+
+from costapp import services
+from costapp.celery import app
+from costapp.models import Scenario, SimulationRun
+from hardware.models import InstancePrice
+
+from .runs_helpers import analyst
+
+pytestmark = pytest.mark.django_db
+
+LAMBDA = {"provider": "lambda", "instance": "gpu_8x_h100_sxm5", "region": "europe-central-1"}
+DOCUMENT = {
+    "name": "Lambda against a flat price",
+    "horizon_months": 12,
+    "workloads": [{"name": "fleet", "type": "steady", "gpus": 8, "utilization": 0.5}],
+    "options": [
+        {"name": "Lambda on-demand", "type": "cloud", "offer": LAMBDA},
+        {"name": "Flat price", "type": "cloud", "usd_per_gpu_hour": 3.5},
+    ],
+}
+
+
+@pytest.fixture
+def tasks_in_process():
+    before = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    with override_settings(REDIS_URL=""):
+        yield
+    app.conf.task_always_eager = before
+
+
+@pytest.fixture
+def pat(db):
+    return analyst("pat")
+
+
+@pytest.fixture
+def repriced(pat, catalog_gpus, tasks_in_process):
+    """Two runs of one scenario: at the catalog's price, then at a new price 10 % higher."""
+    scenario = Scenario.objects.create(owner=pat, name="Lambda fleet", document=DOCUMENT)
+    before = services.run_create(scenario=scenario)
+    assert before.status == "succeeded", before.error
+    price = InstancePrice.objects.get(
+        offer__provider__slug="lambda",
+        offer__instance_type="gpu_8x_h100_sxm5",
+        region__code="europe-central-1",
+        billing="on_demand",
+        vanished_at__isnull=True,
+    )
+    now = timezone.now() + timedelta(seconds=1)
+    InstancePrice.objects.create(
+        offer=price.offer,
+        region=price.region,
+        billing="on_demand",
+        usd_per_hour=price.usd_per_hour * Decimal("1.1"),
+        first_seen=now,
+        last_seen=now,
+        stated_on=now.date(),
+        source_name="test refresh",
+    )
+    after = services.run_create(scenario=scenario, reprice=True)
+    assert after.status == "succeeded", after.error
+    return before, after
+
+
+def test_the_same_scenario_at_two_prices_shows_the_price_change_and_the_cost_difference(
+    client, pat, repriced
+):
+    before, after = repriced
+    client.force_login(pat)
+    response = client.get(f"/runs/compare/?a={before.pk}&b={after.pk}")
+    assert response.status_code == 200
+    html = response.content.decode()
+    old = before.result["inputs"]["options"][0]["usd_per_gpu_hour"]
+    new = after.result["inputs"]["options"][0]["usd_per_gpu_hour"]
+    assert new == pytest.approx(old * 1.1)
+    # the inputs that differ: the one price, nothing else
+    changes = response.context["comparison"].input_changes
+    assert [c.path for c in changes] == ["options[Lambda on-demand].usd_per_gpu_hour"]
+    assert changes[0].delta_pct == pytest.approx(10.0)
+    assert "<code>options[Lambda on-demand].usd_per_gpu_hour</code>" in html
+    # key figures: Lambda's compute cost grows by 10 %, the flat price's does not move
+    lambda_a, lambda_b = (r["options"][0]["total_usd"] for r in (before.result, after.result))
+    busy = 8 * 0.5 * 730 * 12
+    assert lambda_b - lambda_a == pytest.approx(busy * (new - old))
+    figures = {
+        (o.name, f.key): f for o in response.context["comparison"].options for f in o.figures
+    }
+    total = figures[("Lambda on-demand", "total_usd")]
+    assert (total.a, total.b) == (lambda_a, lambda_b)
+    assert total.delta_pct == pytest.approx(10.0)
+    assert figures[("Flat price", "total_usd")].delta == 0.0
+    assert f"+{lambda_b - lambda_a:,.2f}" in html and "+10.0" in html
+    # the chart of both runs, and its table
+    assert 'id="chart-compare-cumulative"' in html and 'id="figure-compare-cumulative"' in html
+    assert "Lambda on-demand, run" in html
+    assert "vendor/plotly.min.js" in html
+
+
+def test_who_may_compare(client, pat, repriced):
+    before, after = repriced
+    url = f"/runs/compare/?a={before.pk}&b={after.pk}"
+    assert client.get(url).status_code == 302  # to the login page
+    viewer = User.objects.create_user("vic")
+    viewer.groups.add(Group.objects.get(name="viewer"))
+    client.force_login(viewer)
+    assert client.get(url).status_code == 403
+    client.force_login(analyst("other"))  # pat's scenario is private
+    assert client.get(url).status_code == 404
+    Scenario.objects.filter(pk=before.scenario_id).update(shared=True)
+    assert client.get(url).status_code == 200
+    assert client.get(f"/runs/compare/?a={before.pk}&b=999999").status_code == 404
+
+
+def test_runs_without_a_result_or_bad_ids_get_a_clear_message(client, pat, repriced):
+    before, _after = repriced
+    queued = SimulationRun.objects.create(
+        scenario=before.scenario,
+        seed=1,
+        paths=0,
+        document_sha256=before.document_sha256,
+        inputs=before.inputs,
+        gpus=before.gpus,
+        units=before.units,
+        status="running",
+    )
+    client.force_login(pat)
+    response = client.get(f"/runs/compare/?a={before.pk}&b={queued.pk}")
+    assert response.status_code == 409
+    html = response.content.decode()
+    assert f"Run {queued.pk} of “Lambda fleet” has not succeeded (it is running)" in html
+    assert 'id="chart-compare-cumulative"' not in html
+    response = client.get(f"/runs/compare/?a={before.pk}&b=x")
+    assert response.status_code == 400
+    assert "“b” must be the number of a run" in response.content.decode()
+
+
+def test_the_runs_list_and_a_run_page_offer_a_labelled_compare_with_form(client, pat, repriced):
+    before, after = repriced
+    client.force_login(pat)
+    html = client.get("/runs/").content.decode()
+    assert '<form method="get" action="/runs/compare/"' in html
+    assert '<label for="compare-a">Run A</label>' in html
+    assert '<label for="compare-b">Run B</label>' in html
+    # A: the older run, B: the newest
+    assert f'<option value="{before.pk}" selected>' in html.split('id="compare-b"')[0]
+    assert f'<option value="{after.pk}" selected>' in html.split('id="compare-b"')[1]
+    page = client.get(f"/runs/{before.pk}/").content.decode()
+    assert f'<input type="hidden" name="a" value="{before.pk}">' in page
+    assert f'<label for="compare-b">Compare run {before.pk} with…</label>' in page
+    select = page.split('id="compare-b"')[1].split("</select>")[0]
+    assert f'value="{after.pk}"' in select and f'value="{before.pk}"' not in select
+    # a run page with no other succeeded run visible has no form
+    SimulationRun.objects.filter(pk=after.pk).update(status="failed")
+    assert 'id="compare-form"' not in client.get(f"/runs/{before.pk}/").content.decode()
+    assert 'id="compare-form"' not in client.get("/runs/").content.decode()
