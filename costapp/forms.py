@@ -81,7 +81,7 @@ LABELS = {
 }
 
 NOTES = {
-    "gpu_workload": f"default {schema.DEFAULT_GPU}: the GPU the workload's figures are measured on",
+    "gpu_workload": "the GPU the workload's figures are measured on",
     "gpu_option": "default: the offer's or quote's GPU, else the first workload's",
     "end_month": "default: the horizon",
     "baseline": "default: the first option",
@@ -261,12 +261,17 @@ def spec_field(
             required=False, label=label, help_text=help_text, widget=forms.NumberInput(attrs)
         )
     if spec.kind == "choice" or choices is not None:
-        empty = f"(default: {spec.default})" if spec.default is not None else "(choose)"
+        if spec.default is not None:
+            empty = f"(default: {spec.default})"
+        elif spec.required:
+            empty = "(choose)"
+        else:
+            empty = "(default)"
         options = list(choices) if choices is not None else [(c, c) for c in spec.choices]
         return forms.ChoiceField(
             required=False, label=label, help_text=help_text, choices=[("", empty), *options]
         )
-    return forms.CharField(required=False, label=label, help_text=help_text)
+    return forms.CharField(required=False, strip=False, label=label, help_text=help_text)
 
 
 # --- the catalog pickers ------------------------------------------------------------------------
@@ -464,6 +469,21 @@ class RowForm(forms.Form):
             self[name].value() not in (None, "", False) for name in self.fields if name != "DELETE"
         )
 
+    def shows(self, name: str) -> bool:
+        """Whether field ``name`` is shown for this row's type and billing (the page hides the
+        others, so an error must not be put there)."""
+        kind = str(self.value("type") or "")
+        billing = str(self.value("billing") or "on_demand")
+        for field, types, billings in self.layout():
+            if field.name == name:
+                return (not types or kind in types.split()) and (
+                    not billings or billing in billings.split()
+                )
+        return False
+
+    def layout(self) -> list[tuple[forms.BoundField, str, str]]:
+        raise NotImplementedError
+
     def is_removed(self) -> bool:
         return bool(self.is_bound and self["DELETE"].value() not in (None, "", "false", False))
 
@@ -555,6 +575,7 @@ class OptionForm(RowForm):
             for member, key in zip(OPTION_FORM_FIELDS["offer"], schema.OFFER_FIELDS, strict=True):
                 self.fields[member] = forms.CharField(
                     required=False,
+                    strip=False,
                     label=_label(member),
                     help_text=f"the catalog's {key}; use “Find offers” to pick one",
                 )
@@ -851,6 +872,8 @@ class ScenarioBuilder:
                 name = next((m for m in found if m.endswith("_" + member)), found[0])
             else:
                 name = found
+        if name is not None and not form.shows(name):
+            name = None
         self._place(form, name, message, path)
 
     def has_errors(self) -> bool:

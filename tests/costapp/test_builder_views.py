@@ -1,6 +1,8 @@
 """The scenario builder's pages: saving from the form and from JSON, the engine's messages at
 their fields with nothing stored, duplicating and sharing, and who may do what."""
 
+import json
+
 import pytest
 from django.urls import reverse
 
@@ -57,3 +59,154 @@ def test_the_engines_message_is_shown_at_the_field_and_nothing_is_stored(signed_
     assert builder.options.forms[on_prem].errors["pue"] == ["must be ≥ 1"]
     assert f"options[{on_prem}].pue" in response.content.decode()
     assert Scenario.objects.count() == 0
+
+
+def json_post(text, action="json-save"):
+    return {"document_json": text, "action": action}
+
+
+def test_a_document_saved_from_the_json_view_is_stored_as_written(signed_in, pat):
+    document = scenario_document("size-the-fleet")
+    text = json.dumps(document, indent=1)
+    response = signed_in.post(reverse("scenario-new"), json_post(text))
+    assert response.status_code == 302
+    assert Scenario.objects.get(owner=pat).document == document
+
+
+@pytest.mark.parametrize(
+    "text,field,message",
+    [
+        ('{"name": "x", "workloads": [', None, "not valid JSON"),
+        ('{"name": "x", "name": "y"}', None, "name"),
+        ("[1, 2]", None, "must be a JSON object"),
+    ],
+)
+def test_a_malformed_document_stores_nothing_and_says_why(signed_in, text, field, message):
+    response = signed_in.post(reverse("scenario-new"), json_post(text))
+    assert response.status_code == 200
+    errors = response.context["json_errors"]
+    assert errors and errors[0].field == field and message in errors[0].message
+    assert 'id="json-errors"' in response.content.decode()
+    assert Scenario.objects.count() == 0
+
+
+def test_an_invalid_document_from_json_reports_each_path_and_stores_nothing(signed_in):
+    document = scenario_document("h100-fleet-buy-vs-rent")
+    document["horizon_months"] = 500
+    document["options"][0]["usd_per_gpu_hour"] = -1
+    response = signed_in.post(reverse("scenario-new"), json_post(json.dumps(document)))
+    fields = [e.field for e in response.context["json_errors"]]
+    assert "horizon_months" in fields and "options[0].usd_per_gpu_hour" in fields
+    assert Scenario.objects.count() == 0
+
+
+def test_json_opened_in_the_form_shows_it_and_saving_that_form_stores_the_same_inputs(
+    signed_in, pat
+):
+    document = scenario_document("llm-train-and-serve")
+    response = signed_in.post(
+        reverse("scenario-new"), json_post(json.dumps(document), action="json-open")
+    )
+    assert response.status_code == 200 and Scenario.objects.count() == 0
+    builder = response.context["builder"]
+    html = response.content.decode()
+    assert f'value="{document["options"][0]["name"]}"' in html
+    assert builder.is_valid() and builder.document() == document
+    # the form posted back as shown saves the document unchanged
+    response = signed_in.post(reverse("scenario-new"), form_post(document))
+    assert response.status_code == 302
+    assert Scenario.objects.get(owner=pat).document == document
+
+
+def test_show_as_json_writes_the_forms_document_into_the_json_view(signed_in):
+    document = scenario_document("egress-heavy-inference")
+    response = signed_in.post(reverse("scenario-new"), form_post(document, action="to-json"))
+    assert json.loads(response.context["json_text"]) == document
+    assert Scenario.objects.count() == 0
+
+
+def test_the_owner_edits_a_scenario_and_its_form_shows_the_document(signed_in, pat):
+    document = scenario_document("h100-fleet-buy-vs-rent")
+    scenario = Scenario.objects.create(owner=pat, name="mine", document=document)
+    url = reverse("scenario-edit", args=[scenario.pk])
+    response = signed_in.get(url)
+    assert response.status_code == 200
+    assert response.context["builder"].document() == document
+    changed = {**document, "discount_rate": 0.12}
+    response = signed_in.post(url, form_post(changed, shared="on"))
+    assert response.status_code == 302
+    scenario.refresh_from_db()
+    assert scenario.document == changed and scenario.shared
+
+
+def test_shared_scenarios_of_others_are_readable_not_editable_and_private_ones_are_hidden(
+    client, pat, catalog_gpus
+):
+    other = analyst("sam")
+    document = scenario_document("h100-fleet-buy-vs-rent")
+    shared = Scenario.objects.create(owner=other, name="s", shared=True, document=document)
+    private = Scenario.objects.create(owner=other, name="p", document=document)
+    client.force_login(pat)
+    page = client.get(reverse("scenario", args=[shared.pk])).content.decode()
+    assert 'id="duplicate-button"' in page and 'id="edit-link"' not in page
+    assert 'id="share-button"' not in page
+    assert client.get(reverse("scenario-edit", args=[shared.pk])).status_code == 403
+    assert client.post(reverse("scenario-edit", args=[shared.pk]), {}).status_code == 403
+    assert client.post(reverse("scenario-share", args=[shared.pk]), {}).status_code == 403
+    for name in ("scenario-edit", "scenario-duplicate", "scenario-share"):
+        method = client.get if name == "scenario-edit" else client.post
+        assert method(reverse(name, args=[private.pk])).status_code == 404, name
+    shared.refresh_from_db()
+    assert shared.shared and shared.document == document
+
+
+def test_duplicate_makes_a_private_copy_owned_by_the_current_user(client, pat, catalog_gpus):
+    other = analyst("sam")
+    document = scenario_document("h100-fleet-buy-vs-rent")
+    shared = Scenario.objects.create(
+        owner=other, name="Fleet", description="d", shared=True, document=document
+    )
+    client.force_login(pat)
+    response = client.post(reverse("scenario-duplicate", args=[shared.pk]))
+    copy = Scenario.objects.get(owner=pat)
+    assert response.status_code == 302 and response["Location"] == f"/scenarios/{copy.pk}/"
+    assert copy.name == "Copy of Fleet" and not copy.shared and copy.description == "d"
+    assert copy.document == {**document, "name": "Copy of Fleet"}
+    assert client.get(reverse("scenario-edit", args=[copy.pk])).status_code == 200
+
+
+def test_the_owner_shares_and_unshares_a_scenario(signed_in, pat):
+    scenario = Scenario.objects.create(
+        owner=pat, name="mine", document=scenario_document("h100-fleet-buy-vs-rent")
+    )
+    url = reverse("scenario-share", args=[scenario.pk])
+    signed_in.post(url, {"shared": "on"})
+    scenario.refresh_from_db()
+    assert scenario.shared
+    signed_in.post(url, {})
+    scenario.refresh_from_db()
+    assert not scenario.shared
+
+
+def test_the_builder_is_for_analysts(client, catalog_gpus):
+    from django.contrib.auth.models import User
+
+    viewer = User.objects.create_user("viewer", password="x")
+    client.force_login(viewer)
+    assert client.get(reverse("scenario-new")).status_code == 403
+    client.logout()
+    assert client.get(reverse("scenario-new")).status_code == 302  # to the login page
+
+
+def test_the_offer_picker_lists_current_prices_with_their_date_flags_and_a_button(signed_in):
+    response = signed_in.get(
+        reverse("scenario-offers"),
+        {"prefix": "options-1", "options-1-gpu": "h100-sxm", "options-1-billing": "spot"},
+    )
+    assert response.status_code == 200
+    prices = list(response.context["prices"])
+    assert prices and all(p.billing == "spot" and p.offer.gpu.slug == "h100-sxm" for p in prices)
+    assert [p.usd_per_gpu_hour for p in prices] == sorted(p.usd_per_gpu_hour for p in prices)
+    html = response.content.decode()
+    assert html.count('class="use-offer" data-prefix="options-1"') == len(prices)
+    assert "as stated by" in html
