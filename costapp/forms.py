@@ -474,8 +474,8 @@ class RowForm(forms.Form):
         others, so an error must not be put there)."""
         kind = str(self.value("type") or "")
         billing = str(self.value("billing") or "on_demand")
-        for field, types, billings in self.layout():
-            if field.name == name:
+        for bound, types, billings in self.layout():
+            if bound.name == name:
                 return (not types or kind in types.split()) and (
                     not billings or billing in billings.split()
                 )
@@ -563,6 +563,12 @@ class OptionForm(RowForm):
                 if kind == "cloud" and name == "billing":
                     for key, key_spec in billing_specs.items():
                         self._add("cloud", key, key_spec, billings=BILLING_OWNERS[key])
+        # where the price comes from first: the quote pickers right after the common fields
+        first = [*schema.OPTION_COMMON_FIELDS, "billing", *QUOTE_FIELDS.values()]
+        self.fields = {
+            **{name: self.fields[name] for name in first},
+            **{name: f for name, f in self.fields.items() if name not in first},
+        }
         self.fields["DELETE"] = forms.BooleanField(required=False, widget=forms.HiddenInput)
 
     def _add(

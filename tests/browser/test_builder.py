@@ -44,8 +44,15 @@ def test_a_scenario_built_in_the_form_is_saved_run_and_reachable_by_keyboard(
     page, live_server, catalog_gpus, celery_worker_process
 ):
     user = analyst("finance")
+    page.set_default_timeout(60_000)  # the machine running the suite may be busy
     problems: list[str] = []
-    page.on("console", lambda msg: problems.append(msg.text) if msg.type == "error" else None)
+
+    def console(message) -> None:
+        # the browser's own request for /favicon.ico (the site serves none) is not the page's
+        if message.type == "error" and not message.location.get("url", "").endswith("/favicon.ico"):
+            problems.append(f"{message.text} at {message.location}")
+
+    page.on("console", console)
     page.on("pageerror", lambda error: problems.append(str(error)))
     failed: list[str] = []
     page.on(
@@ -116,6 +123,7 @@ def test_a_scenario_built_in_the_form_is_saved_run_and_reachable_by_keyboard(
 
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / "builder.png"), full_page=True)
+    page.locator("#options-section").screenshot(path=str(SCREENSHOTS / "builder-options.png"))
 
     page.click("#save-button")
     page.wait_for_url(f"{live_server.url}/scenarios/*/")
@@ -140,7 +148,5 @@ def test_a_scenario_built_in_the_form_is_saved_run_and_reachable_by_keyboard(
     assert run.status == "succeeded"
     assert [o["name"] for o in run.result["options"]] == ["Rent on demand", "Buy servers"]
     assert run.inputs["options"][0]["usd_per_gpu_hour"] > 0  # priced from the catalog offer
-    # the browser's own request for /favicon.ico (the site has none) is the only failed load
-    assert [url for url in failed if not url.endswith("/favicon.ico")] == []
-    assert [p for p in problems if not p.startswith("Failed to load resource")] == []
-    assert len([p for p in problems if p.startswith("Failed to load resource")]) <= len(failed)
+    assert failed == []
+    assert problems == []

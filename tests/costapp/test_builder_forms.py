@@ -259,3 +259,54 @@ def test_the_pickers_label_each_choice_with_its_date_and_flags(catalog_gpus):
     assert all(
         "valid until" in label or "no end date" in label for _pk, label in catalog.purchase_quotes
     )
+
+
+def catalog_document():
+    """A document using every kind of catalog reference, from the loaded catalog."""
+    from hardware.models import DedicatedQuote, EgressTier, PurchaseQuote
+    from hardware.selectors import current_prices
+
+    price = current_prices().filter(billing="on_demand", offer__gpu__slug="h100-sxm").first()
+    dedicated = DedicatedQuote.objects.first()
+    purchase = PurchaseQuote.objects.first()
+    egress = EgressTier.objects.select_related("provider").first().provider.slug
+    return {
+        "name": "Catalog references",
+        "egress_tb_per_month": 20,
+        "workloads": [{"type": "steady", "name": "w", "gpus": 16, "gpu": "h100-sxm"}],
+        "options": [
+            {
+                "type": "cloud",
+                "name": "offer",
+                "offer": {
+                    "provider": price.offer.provider.slug,
+                    "instance": price.offer.instance_type,
+                    "region": price.region.code,
+                },
+            },
+            {
+                "type": "cloud",
+                "name": "egress",
+                "billing": "spot",
+                "usd_per_gpu_hour": 2.5,
+                "egress_provider": egress,
+            },
+            {"type": "dedicated", "name": "lease", "quote": dedicated.pk},
+            {
+                "type": "on_prem",
+                "name": "buy",
+                "quote": purchase.pk,
+                "financing": {"apr": 0.07, "term_months": 36},
+            },
+        ],
+    }
+
+
+def test_catalog_references_round_trip_and_give_the_same_inputs(catalog_gpus):
+    document = catalog_document()
+    catalog = forms.catalog_choices(today=timezone.localdate())
+    again = through_the_form(document, catalog)
+    assert again == document
+    inputs = inputs_of(document)
+    assert inputs["options"][0]["usd_per_gpu_hour"] > 0  # the offer's price, resolved
+    assert json.dumps(inputs_of(again), sort_keys=True) == json.dumps(inputs, sort_keys=True)

@@ -210,3 +210,17 @@ def test_the_offer_picker_lists_current_prices_with_their_date_flags_and_a_butto
     html = response.content.decode()
     assert html.count('class="use-offer" data-prefix="options-1"') == len(prices)
     assert "as stated by" in html
+
+
+def test_the_edit_page_shows_what_the_catalog_says_of_the_chosen_offer(signed_in, pat):
+    from tests.costapp.test_builder_forms import catalog_document
+
+    document = catalog_document()
+    scenario = Scenario.objects.create(owner=pat, name="refs", document=document)
+    response = signed_in.get(reverse("scenario-edit", args=[scenario.pk]))
+    html = response.content.decode()
+    standing = html[html.index('id="options-0-standing"') :][:3000]
+    assert "on_demand:" in standing and "as stated by" in standing
+    quote = document["options"][2]["quote"]
+    assert f'<option value="{quote}" selected>' in html
+    assert response.context["builder"].document() == document
