@@ -66,6 +66,7 @@ def test_a_scenario_built_in_the_form_is_saved_run_and_reachable_by_keyboard(
     page.click("nav >> text=Scenarios")
     page.click("#new-scenario-link")
     page.wait_for_url(live_server.url + "/scenarios/new/")
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
 
     page.fill("#id_name", "Serve on H100: rent or buy")
     page.fill("#id_horizon_months", "36")
@@ -99,8 +100,18 @@ def test_a_scenario_built_in_the_form_is_saved_run_and_reachable_by_keyboard(
     page.select_option("#id_options-1-type", "on_prem")
     page.fill("#id_options-1-name", "Buy servers")
     page.fill("#id_options-1-capex_usd_per_server", "280000")
-    page.fill("#id_options-1-server_kw", "10.2")
     page.fill("#id_options-1-staff_usd_per_month", "4000")
+    # saved without the servers' power: the engine's message at that field, nothing stored
+    page.click("#save-button")
+    page.locator("#builder-errors").wait_for()
+    invalid = page.locator(".field.invalid:has(#id_options-1-server_kw)")
+    assert "required" in invalid.locator(".error").inner_text()
+    assert "options[1].server_kw" in page.locator("#builder-errors").inner_text()
+    assert not Scenario.objects.filter(owner=user).exists()
+    page.screenshot(path=str(SCREENSHOTS / "builder-errors.png"), full_page=True)
+    assert page.input_value("#id_options-0-offer_provider") == chosen["provider"]
+    assert "as stated by" in page.locator("#options-0-standing").inner_text()
+    page.fill("#id_options-1-server_kw", "10.2")
     # a row added and removed again is not part of the document
     page.click("button[data-add=workloads]")
     page.locator("#id_workloads-1-type").wait_for()
@@ -121,7 +132,6 @@ def test_a_scenario_built_in_the_form_is_saved_run_and_reachable_by_keyboard(
     assert not missing, missing
     assert len(controls) > 40
 
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / "builder.png"), full_page=True)
     page.locator("#options-section").screenshot(path=str(SCREENSHOTS / "builder-options.png"))
 
