@@ -15,7 +15,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods
 
 from costapp import selectors, services
 from costapp.forms import CatalogChoices, ScenarioBuilder, catalog_choices
@@ -243,20 +243,49 @@ def scenario_edit(request: HttpRequest, pk: int) -> HttpResponse:
     return _builder_page(request, _owned(request, pk, "edit it"))
 
 
+def _confirm(request: HttpRequest, scenario: Scenario, **context: Any) -> HttpResponse:
+    return render(request, "builder/confirm.html", {"scenario": scenario, **context})
+
+
 @analyst_required
-@require_POST
+@require_http_methods(["GET", "POST"])
 def scenario_duplicate(request: HttpRequest, pk: int) -> HttpResponse:
-    """Make a private copy of a scenario the user may read, owned by the user."""
-    copy = services.scenario_duplicate(scenario=_visible(request, pk), owner=request.user)
+    """Make a private copy of a scenario the user may read, owned by the user (GET: the page
+    asking to confirm it; the scenario page's button posts at once)."""
+    found = _visible(request, pk)
+    if request.method == "GET":
+        return _confirm(
+            request,
+            found,
+            action="duplicate",
+            question=f"Make a private copy of “{found.name}”, owned by you?",
+            button="Make a copy",
+        )
+    copy = services.scenario_duplicate(scenario=found, owner=request.user)
     messages.success(request, f"“{copy.name}” is your private copy; edit it as you like.")
     return redirect("scenario", pk=copy.pk)
 
 
 @analyst_required
-@require_POST
+@require_http_methods(["GET", "POST"])
 def scenario_share(request: HttpRequest, pk: int) -> HttpResponse:
-    """Share a scenario with every analyst, or make it private again (its owner only)."""
+    """Share a scenario with every analyst, or make it private again (its owner only; GET: the
+    page asking to confirm it)."""
     found = _owned(request, pk, "share it")
+    if request.method == "GET":
+        return _confirm(
+            request,
+            found,
+            action="share",
+            question=(
+                f"“{found.name}” is shared with every analyst. Make it private?"
+                if found.shared
+                else f"Share “{found.name}” with every analyst? They may read it and copy it, "
+                "not change it."
+            ),
+            button="Make private" if found.shared else "Share",
+            share_value="" if found.shared else "on",
+        )
     shared = request.POST.get("shared") == "on"
     services.scenario_update(scenario=found, shared=shared)
     messages.success(

@@ -224,3 +224,36 @@ def test_the_edit_page_shows_what_the_catalog_says_of_the_chosen_offer(signed_in
     quote = document["options"][2]["quote"]
     assert f'<option value="{quote}" selected>' in html
     assert response.context["builder"].document() == document
+
+
+def test_a_value_that_is_not_a_number_is_marked_at_its_field_and_nothing_is_stored(signed_in):
+    data = form_post(scenario_document("h100-fleet-buy-vs-rent"))
+    data["options-0-usd_per_gpu_hour"] = "two dollars"
+    data["workloads-0-type"] = "batch"
+    response = signed_in.post(reverse("scenario-new"), data)
+    assert response.status_code == 200
+    builder = response.context["builder"]
+    assert builder.options.forms[0].errors["usd_per_gpu_hour"] == ["Enter a number."]
+    assert "batch" in builder.workloads.forms[0].errors["type"][0]
+    assert 'id="builder-errors"' in response.content.decode()
+    assert Scenario.objects.count() == 0
+
+
+def test_a_post_without_the_formsets_management_data_is_refused_plainly(signed_in):
+    response = signed_in.post(reverse("scenario-new"), {"name": "x", "action": "save"})
+    assert response.status_code == 200
+    assert "ManagementForm data is missing" in response.content.decode()
+    assert Scenario.objects.count() == 0
+
+
+def test_duplicate_and_share_ask_to_confirm_on_get_and_change_nothing(signed_in, pat):
+    scenario = Scenario.objects.create(
+        owner=pat, name="mine", document=scenario_document("h100-fleet-buy-vs-rent")
+    )
+    for name, button in (("scenario-duplicate", "Make a copy"), ("scenario-share", "Share")):
+        response = signed_in.get(reverse(name, args=[scenario.pk]))
+        assert response.status_code == 200
+        assert f'id="confirm-button">{button}</button>' in response.content.decode()
+    assert Scenario.objects.count() == 1
+    scenario.refresh_from_db()
+    assert not scenario.shared
