@@ -919,7 +919,7 @@ def document_form_data(
         elif key not in ("workloads", "options", "simulation", "sizing"):
             leftover(key)
     sections = {
-        "workloads": (WORKLOAD_COMMON_FIELDS_SET, schema.WORKLOAD_TYPE_FIELDS),
+        "workloads": (set(schema.WORKLOAD_COMMON_FIELDS), schema.WORKLOAD_TYPE_FIELDS),
         "options": (set(schema.OPTION_COMMON_FIELDS), schema.OPTION_TYPE_FIELDS),
     }
     for section, (common, by_type) in sections.items():
@@ -1007,6 +1007,3 @@ def document_form_data(
     data["sizing-TOTAL_FORMS"] = str(len(sweeps))
     data["sizing-INITIAL_FORMS"] = "0"
     return data, leftovers
-
-
-WORKLOAD_COMMON_FIELDS_SET = set(schema.WORKLOAD_COMMON_FIELDS)
