@@ -120,6 +120,19 @@ def scenario_update(*, scenario: Scenario, **fields: Any) -> Scenario:
     return scenario
 
 
+def scenario_duplicate(*, scenario: Scenario, owner: Any) -> Scenario:
+    """A private copy of ``scenario`` owned by ``owner``, named "Copy of NAME" (the scenario and
+    its document's ``name``), with the same description and otherwise the same document; no runs.
+    The document was checked when it was saved and is copied as it is."""
+    name = f"Copy of {scenario.name}"[: Scenario._meta.get_field("name").max_length]
+    document = scenario.document
+    if isinstance(document, dict):
+        document = {**document, "name": name}
+    return Scenario.objects.create(
+        owner=owner, name=name, description=scenario.description, shared=False, document=document
+    )
+
+
 # --- the broker ---------------------------------------------------------------------------------
 
 

@@ -5,7 +5,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from . import compare_views, run_views, views
+from . import builder_views, compare_views, run_views, views
 from .api.errors import api_not_found
 
 urlpatterns = [
@@ -17,6 +17,13 @@ urlpatterns = [
     path("claims/<slug:slug>/", views.claim, name="claim"),
     path("scenarios/", run_views.scenarios, name="scenarios"),
     path("scenarios/<int:pk>/", run_views.scenario, name="scenario"),
+    path("scenarios/new/", builder_views.scenario_new, name="scenario-new"),
+    path("scenarios/<int:pk>/edit/", builder_views.scenario_edit, name="scenario-edit"),
+    path(
+        "scenarios/<int:pk>/duplicate/", builder_views.scenario_duplicate, name="scenario-duplicate"
+    ),
+    path("scenarios/<int:pk>/share/", builder_views.scenario_share, name="scenario-share"),
+    path("scenarios/offers/", builder_views.builder_offers, name="scenario-offers"),
     path("runs/", run_views.runs, name="runs"),
     path("runs/compare/", compare_views.runs_compare, name="runs-compare"),
     path("runs/<int:pk>/", run_views.run, name="run"),

@@ -205,3 +205,37 @@ def cheapest_price_rows(
     for row in rows:
         cheapest.setdefault((row.offer.provider_id, row.billing), row)
     return list(cheapest.values())
+
+
+def gpu_models_list() -> QuerySet[GpuModel]:
+    """The GPU models of the catalog, by vendor and name."""
+    return GpuModel.objects.order_by("vendor", "name", "slug")
+
+
+def egress_tier_standing() -> dict[str, dict]:
+    """Per provider slug with egress tiers in the catalog: how many tiers (``tiers``), the latest
+    date their source stated them (``stated_on``, ``None`` when unknown) and that source."""
+    found: dict[str, dict] = {}
+    for tier in EgressTier.objects.select_related("provider").order_by("provider__slug", "pk"):
+        entry = found.setdefault(
+            tier.provider.slug, {"tiers": 0, "stated_on": None, "source": tier.source}
+        )
+        entry["tiers"] += 1
+        if tier.stated_on is not None and (
+            entry["stated_on"] is None or tier.stated_on > entry["stated_on"]
+        ):
+            entry["stated_on"] = tier.stated_on
+            entry["source"] = tier.source
+    return found
+
+
+def offer_choices(*, gpu: str, billings: list[str], limit: int = 25) -> QuerySet[InstancePrice]:
+    """The current prices of ``gpu`` in ``billings``, cheapest per GPU-hour first (at most
+    ``limit``), marked as on the prices page (``egress_known``, ``is_stale``)."""
+    return (
+        current_prices_for_pages()
+        .filter(offer__gpu__slug=gpu, billing__in=billings)
+        .order_by(
+            "usd_per_gpu_hour", "offer__provider__slug", "offer__instance_type", "region__code"
+        )[:limit]
+    )

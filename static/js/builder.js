@@ -1,0 +1,108 @@
+// The scenario builder: shows each row's fields for its type and billing, adds and removes rows
+// of the workloads, options and sizing formsets, and fills an option's offer from the picker.
+(function () {
+  function shown(el, kind, billing) {
+    var types = el.dataset.types;
+    if (types && types.split(" ").indexOf(kind) < 0) return false;
+    var billings = el.dataset.billings;
+    if (billings && billings.split(" ").indexOf(billing || "on_demand") < 0) return false;
+    return true;
+  }
+  function refreshRow(row) {
+    var type = row.querySelector("select[name$='-type']");
+    var billing = row.querySelector("select[name$='-billing']");
+    var kind = type ? type.value : "";
+    row.querySelectorAll("[data-types], [data-billings]").forEach(function (el) {
+      el.hidden = !shown(el, kind, billing ? billing.value : "");
+    });
+  }
+  function refreshDist(group) {
+    var select = group.querySelector("select[name$='_dist']");
+    group.querySelectorAll("[data-dists]").forEach(function (el) {
+      el.hidden = !select.value || el.dataset.dists.split(" ").indexOf(select.value) < 0;
+    });
+  }
+  function refreshSimulation() {
+    var box = document.getElementById("id_simulate");
+    if (!box) return;
+    var section = document.getElementById("simulation-section");
+    section.querySelectorAll(".field-grid .field, fieldset.dist").forEach(function (el) {
+      if (el.contains(box)) return;
+      if (!box.checked) { el.hidden = true; return; }
+      el.hidden = false;
+    });
+    if (box.checked) section.querySelectorAll("fieldset.dist").forEach(refreshDist);
+  }
+  function renumber(section) {
+    var rows = document.querySelectorAll("#" + section + "-rows > fieldset.row:not([hidden])");
+    rows.forEach(function (row, i) {
+      row.querySelectorAll(".row-number").forEach(function (el) { el.textContent = String(i + 1); });
+    });
+  }
+  function refreshAll(root) {
+    root.querySelectorAll("fieldset.row").forEach(refreshRow);
+    refreshSimulation();
+    ["workloads", "options", "sizing"].forEach(renumber);
+  }
+  document.addEventListener("change", function (event) {
+    var target = event.target;
+    var row = target.closest("fieldset.row");
+    if (row && /-(type|billing)$/.test(target.name)) refreshRow(row);
+    if (target.id === "id_simulate") refreshSimulation();
+    var dist = target.closest("fieldset.dist");
+    if (dist && /_dist$/.test(target.name)) refreshDist(dist);
+  });
+  document.addEventListener("click", function (event) {
+    var add = event.target.closest("[data-add]");
+    if (add) {
+      var section = add.dataset.add;
+      var total = document.getElementById("id_" + section + "-TOTAL_FORMS");
+      var index = parseInt(total.value, 10);
+      var template = document.getElementById(section + "-empty");
+      var holder = document.createElement("div");
+      holder.innerHTML = template.innerHTML.replace(/__prefix__/g, String(index));
+      var row = holder.firstElementChild;
+      document.getElementById(section + "-rows").appendChild(row);
+      total.value = String(index + 1);
+      if (window.htmx) window.htmx.process(row);
+      refreshRow(row);
+      renumber(section);
+      var first = row.querySelector("select, input:not([type=hidden]), textarea");
+      if (first) first.focus();
+      return;
+    }
+    var remove = event.target.closest("[data-remove]");
+    if (remove) {
+      var removed = remove.closest("fieldset.row");
+      var flag = removed.querySelector("input[name$='-DELETE']");
+      if (flag) flag.value = "on";
+      removed.hidden = true;
+      var rows = removed.parentElement;
+      renumber(rows.id.replace(/-rows$/, ""));
+      var next = rows.parentElement.querySelector("[data-add]");
+      if (next) next.focus();
+      return;
+    }
+    var use = event.target.closest(".use-offer");
+    if (use) {
+      var prefix = use.dataset.prefix;
+      ["provider", "instance", "region"].forEach(function (key) {
+        var input = document.getElementById("id_" + prefix + "-offer_" + key);
+        if (input) input.value = use.dataset[key];
+      });
+      var standing = document.getElementById(prefix + "-standing");
+      if (standing) {
+        standing.textContent = "";
+        var p = document.createElement("p");
+        p.innerHTML = "<strong>Offer chosen</strong>: ";
+        p.appendChild(document.createTextNode(use.dataset.summary));
+        standing.appendChild(p);
+      }
+      var offers = document.getElementById(prefix + "-offers");
+      if (offers) offers.textContent = "";
+      var field = document.getElementById("id_" + prefix + "-offer_provider");
+      if (field) field.focus();
+    }
+  });
+  document.addEventListener("DOMContentLoaded", function () { refreshAll(document); });
+})();
