@@ -794,9 +794,13 @@ def sizing_chart(
         row += ["yes" if c.qualifies else f"no: {c.reason}", ", ".join(marks)]
         rows.append(row)
     caption = f"{sweep['option']}: {sweep['field']} from {sizes[0]:,} to {sizes[-1]:,}"
-    note = ""
-    if n_paths and spread is None:
-        note = "This run predates the P10–P90 band of the sizing charts: run it again to see it."
+    note = "NPV is the present value of the costs over the horizon: lower is better."
+    if spread is not None:
+        note += (
+            " The band holds the middle 80 % of the simulated futures (P10 to P90) at each size."
+        )
+    elif n_paths:
+        note += " This run predates the P10–P90 band of the sizing charts: run it again to see it."
     return Chart(
         f"sizing-{index + 1}",
         title,

@@ -373,6 +373,19 @@ def run_sizing(*, run: SimulationRun) -> list[dict[str, Any]]:
     for index, (sweep, chart) in enumerate(zip(sweeps, run_sizing_charts(run=run), strict=True)):
         own = sizing_summary.own_size(result, index)
         best = sweep["best"]
+        step = int(result["inputs"]["sizing"][index]["step"])
+        sizes = sweep["candidates"]
+        swept = f"{sizing_summary.unit(sweep['field'])} {sizes[0]:,}–{sizes[-1]:,}"
+        swept += f" by {step:,}" if step != 1 else ""
+        swept += f", {len(sizes):,} sizes; objective: "
+        swept += sizing_summary.objective_label(result, sweep["objective"])
+        if sizing_summary.paths(result):
+            cap = sizing_summary.max_shortfall_probability(result, index)
+            swept += (
+                f"; work may be left undone on at most {100.0 * cap:g} % of the paths"
+                if cap > 0
+                else "; every path must get all its work done"
+            )
         out.append(
             {
                 "number": index + 1,
@@ -380,6 +393,7 @@ def run_sizing(*, run: SimulationRun) -> list[dict[str, Any]]:
                 "chart": chart,
                 "sentence": sizing_summary.sentence(result, index),
                 "own": own,
+                "swept": swept,
                 "unit": sizing_summary.unit(sweep["field"], best),
                 "may_copy": best is not None and best != own,
             }

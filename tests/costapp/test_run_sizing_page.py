@@ -76,6 +76,11 @@ def test_the_run_page_shows_each_sweeps_chart_sentence_and_copy_button(client, s
     assert f"Make a copy at the best size ({best} committed GPUs)" in html
     assert 'id="sizing-2-copy"' not in html  # its best is the scenario's own size
     assert "Table: the numbers of" in html
+    assert (
+        "Committed GPUs 0–192 by 32, 7 sizes; objective: mean NPV over 1,100 paths; every path "
+        "must get all its work done." in html
+    )
+    assert "The band holds the middle 80 % of the simulated futures" in html
 
 
 def test_an_old_run_without_bands_shows_the_chart_without_a_band(client, sized, pat):

@@ -100,7 +100,8 @@ def test_the_objective_line_own_size_and_best_are_the_results_numbers(plain):
     assert chart.figure["layout"]["shapes"][0]["x0"] == 64  # the own size's vertical line
     marks = {row[0]: row[-1] for row in chart.tables[0].rows}
     assert marks[96] == "best" and marks[64] == "scenario's own" and marks[0] == ""
-    assert not chart.note  # no simulation, so no band is missing
+    assert "predates" not in chart.note  # no simulation, so no band is missing
+    assert "lower is better" in chart.note
 
 
 def test_an_own_size_off_the_step_is_a_line_without_a_point(plain):
