@@ -160,11 +160,12 @@ def scenario_copy_at_size(*, run: SimulationRun, sweep_index: int, owner: Any) -
     if sizing_summary.own_size(result, sweep_index) == best:
         raise ValueError(f'"{option}" is at the best size, {best} {SIZE_UNITS[field]}, already')
     target[field] = best
-    name = f"{scenario.name} (at best size: {best:,} {SIZE_UNITS[field]})"
-    if len(name) > Scenario._meta.get_field("name").max_length:
-        suffix = f" (at best size: {best:,} {SIZE_UNITS[field]})"
-        name = scenario.name[: Scenario._meta.get_field("name").max_length - len(suffix) - 1]
-        name = f"{name}…{suffix}"
+    suffix = f" (at best size: {best:,} {SIZE_UNITS[field]})"
+    limit = Scenario._meta.get_field("name").max_length or 200
+    base = scenario.name
+    if len(base) + len(suffix) > limit:  # a long name is cut short, the size kept
+        base = base[: limit - len(suffix) - 1] + "…"
+    name = base + suffix
     description = (
         f'A copy of "{scenario.name}" with "{option}" at {field} = {best}: the best size found '
         f"by sizing sweep {sweep_index + 1} ({sweep['objective']}) of run {run.pk}"

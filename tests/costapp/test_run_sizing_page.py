@@ -181,3 +181,12 @@ def test_the_copy_needs_post_csrf_the_analyst_role_and_sight_of_the_run(sized, p
     assert client.post(url).status_code == 404
     assert Client().post(url).status_code == 302  # to the login page
     assert Scenario.objects.count() == 1
+
+
+def test_a_long_name_is_cut_short_and_keeps_the_size(sized, pat):
+    Scenario.objects.filter(pk=sized.scenario_id).update(name="F" * 200)
+    run = SimulationRun.objects.get(pk=sized.pk)
+    copied = services.scenario_copy_at_size(run=run, sweep_index=0, owner=pat)
+    best = sized.result["sizing"][0]["best"]
+    assert len(copied.name) == 200
+    assert copied.name.endswith(f"F… (at best size: {best} committed GPUs)")
