@@ -100,6 +100,13 @@ class SimulationRun(models.Model):
         null=True,
         help_text="cost against utilization per option (costapp.tco.curves), computed at the finish",
     )
+    sizing_bands = ExactJSONField(
+        null=True,
+        help_text=(
+            "per sizing sweep, the P10 and P90 of each candidate's NPV over the paths "
+            "(costapp.tco.sizing.sweeps_bands), computed at the finish; null without paths"
+        ),
+    )
     error = models.TextField(blank=True)
     engine_version = models.CharField(max_length=32, blank=True)
     attempts = models.PositiveIntegerField(

@@ -19,14 +19,22 @@ from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.roles import ANALYST, user_has_role
-from costapp import charts, selectors, services
+from costapp import charts, selectors, services, sizing_summary
 from costapp.models import Scenario, SimulationRun
 from costapp.tco.errors import ScenarioError
 
-HEAVY_FIELDS = ("inputs", "gpus", "result", "monthly_breakdown_usd", "cost_curves", "units")
+HEAVY_FIELDS = (
+    "inputs",
+    "gpus",
+    "result",
+    "monthly_breakdown_usd",
+    "cost_curves",
+    "sizing_bands",
+    "units",
+)
 """Run fields a list of runs does not show."""
 
 RECENT = 5
@@ -193,6 +201,7 @@ def _run_context(request: HttpRequest, run: SimulationRun) -> dict[str, Any]:
         context["infeasible"] = [o for o in result["options"] if not o["feasible"]]
         context["assumptions"] = assumptions(result["inputs"])
         context["formulas"] = CATEGORY_FORMULAS
+        context["sizing"] = run_sizing(run=run)
     return context
 
 
@@ -334,3 +343,93 @@ def assumptions(inputs: Any) -> dict[str, Any]:
             for i, o in enumerate(inputs.get("options", []))
         ],
     }
+
+
+# --- sizing sweeps (scenario format 1.1) --------------------------------------------------------
+
+
+def run_sizing_charts(*, run: SimulationRun) -> list[charts.Chart]:
+    """The sizing charts of a succeeded run (one per sweep), built once and kept in the cache,
+    with the P10–P90 bands stored beside the run (none for runs from before them)."""
+    assert run.result is not None
+    if not run.result.get("sizing"):
+        return []
+    key = f"run-sizing-charts:{run.pk}:{run.finished.isoformat() if run.finished else ''}"
+    found = cache.get(key)
+    if found is None:
+        found = charts.sizing_charts(run.result, run.sizing_bands)
+        cache.set(key, found, CHARTS_CACHE_S)
+    return found
+
+
+def run_sizing(*, run: SimulationRun) -> list[dict[str, Any]]:
+    """Per sizing sweep of a succeeded run: its chart, what it means in words, its best and the
+    scenario's own size, and whether a copy at the best size can be made (a best that is not
+    the scenario's own)."""
+    assert run.result is not None
+    result = run.result
+    sweeps = result.get("sizing") or []
+    out: list[dict[str, Any]] = []
+    for index, (sweep, chart) in enumerate(zip(sweeps, run_sizing_charts(run=run), strict=True)):
+        own = sizing_summary.own_size(result, index)
+        best = sweep["best"]
+        step = int(result["inputs"]["sizing"][index]["step"])
+        sizes = sweep["candidates"]
+        swept = f"{sizing_summary.unit(sweep['field'])} {sizes[0]:,}–{sizes[-1]:,}"
+        swept += f" by {step:,}" if step != 1 else ""
+        swept += f", {len(sizes):,} sizes; objective: "
+        swept += sizing_summary.objective_label(result, sweep["objective"])
+        if sizing_summary.paths(result):
+            cap = sizing_summary.max_shortfall_probability(result, index)
+            swept += (
+                f"; work may be left undone on at most {100.0 * cap:g} % of the paths"
+                if cap > 0
+                else "; every path must get all its work done"
+            )
+        out.append(
+            {
+                "number": index + 1,
+                "sweep": sweep,
+                "chart": chart,
+                "sentence": sizing_summary.sentence(result, index),
+                "own": own,
+                "swept": swept,
+                "unit": sizing_summary.unit(sweep["field"], best),
+                "may_copy": best is not None and best != own,
+            }
+        )
+    return out
+
+
+def _problems(exc: ScenarioError) -> str:
+    return "; ".join(
+        f"{error['field']}: {error['message']}" if error.get("field") else error["message"]
+        for error in exc.as_dicts()
+    )
+
+
+@analyst_required
+@require_POST
+def run_sizing_copy(request: HttpRequest, pk: int, sweep: int) -> HttpResponse:
+    """Save a copy of the run's scenario, yours and private, with sizing sweep ``sweep`` (from 1)
+    at its best size, and go to it; any analyst who can see the run may."""
+    found = _succeeded(request, pk)
+    try:
+        copied = services.scenario_copy_at_size(
+            run=found, sweep_index=sweep - 1, owner=request.user
+        )
+    except ScenarioError as exc:  # a ValueError too: caught first
+        messages.error(
+            request, f"No copy was made, the document would be invalid: {_problems(exc)}"
+        )
+        return redirect("run", pk=found.pk)
+    except ValueError as exc:
+        messages.error(request, f"No copy was made: {exc}.")
+        return redirect("run", pk=found.pk)
+    result_sweep = found.result["sizing"][sweep - 1] if found.result else {}
+    messages.success(
+        request,
+        f"Saved “{copied.name}”: {result_sweep.get('option')} at its best size from run "
+        f"{found.pk}. It is yours and private; run it to see its figures.",
+    )
+    return redirect("scenario", pk=copied.pk)

@@ -21,6 +21,7 @@ of runs that show no sign of life. Every step checks the run's state under a row
 message delivered twice never doubles or corrupts a run.
 """
 
+import copy
 import hashlib
 import io
 import json
@@ -37,6 +38,7 @@ from django.db import transaction
 from django.utils import timezone
 from kombu.exceptions import OperationalError as KombuOperationalError
 
+from costapp import sizing_summary
 from costapp.models import RunBlock, Scenario, SimulationRun
 from costapp.selectors import (
     GPU_TABLE_WARNING,
@@ -130,6 +132,60 @@ def scenario_duplicate(*, scenario: Scenario, owner: Any) -> Scenario:
         document = {**document, "name": name}
     return Scenario.objects.create(
         owner=owner, name=name, description=scenario.description, shared=False, document=document
+    )
+
+
+SIZE_UNITS = {"committed_gpus": "committed GPUs", "servers": "servers"}
+
+
+def scenario_copy_at_size(*, run: SimulationRun, sweep_index: int, owner: Any) -> Scenario:
+    """A new private scenario of ``owner``: the run's scenario with the option of sizing sweep
+    ``sweep_index`` at the sweep's ``best`` size (its ``committed_gpus`` or ``servers``).
+
+    The copy starts from the scenario's document as written when it is still the one the run
+    priced (catalog references kept), else from the run's frozen inputs, which the best size was
+    found for. The document is checked like any new scenario's (``ScenarioError``, nothing
+    stored). ``ValueError`` when the run has no such sweep, or the sweep no best size, or the best
+    size is the scenario's own already."""
+    result = run.result
+    sweeps = (result or {}).get("sizing") or []
+    if run.status != Status.SUCCEEDED or not 0 <= sweep_index < len(sweeps):
+        raise ValueError(f"run {run.pk} has no sizing sweep {sweep_index + 1}")
+    sweep = sweeps[sweep_index]
+    best, field, option = sweep["best"], sweep["field"], sweep["option"]
+    if best is None:
+        raise ValueError(
+            f'sizing sweep {sweep_index + 1} ("{option}") found no size that qualifies'
+        )
+    scenario = run.scenario
+    as_written = document_sha256(scenario.document) == run.document_sha256
+    document = copy.deepcopy(scenario.document if as_written else run.inputs)
+    target = next(
+        (
+            o
+            for o in document.get("options") or []
+            if isinstance(o, dict) and o.get("name") == option
+        ),
+        None,
+    )
+    if target is None:
+        raise ValueError(f'the scenario has no option "{option}"')
+    if sizing_summary.own_size(result, sweep_index) == best:
+        raise ValueError(f'"{option}" is at the best size, {best} {SIZE_UNITS[field]}, already')
+    target[field] = best
+    suffix = f" (at best size: {best:,} {SIZE_UNITS[field]})"
+    limit = Scenario._meta.get_field("name").max_length or 200
+    base = scenario.name
+    if len(base) + len(suffix) > limit:  # a long name is cut short, the size kept
+        base = base[: limit - len(suffix) - 1] + "…"
+    name = base + suffix
+    description = (
+        f'A copy of "{scenario.name}" with "{option}" at {field} = {best}: the best size found '
+        f"by sizing sweep {sweep_index + 1} ({sweep['objective']}) of run {run.pk}"
+        + ("." if as_written else ", from the run's frozen inputs (the scenario changed since).")
+    )
+    return scenario_create(
+        owner=owner, name=name, document=document, description=description, shared=False
     )
 
 
@@ -291,6 +347,14 @@ def _sizing_runner(payloads: Sequence[bytes]) -> Callable[..., Any]:
         return sizing.sweeps_merge(plan, results)
 
     return run
+
+
+def _sizing_bands(plan: Plan, payloads: Sequence[bytes]) -> list[dict[str, Any]] | None:
+    """The P10 and P90 of every sweep candidate's NPV from the sizing units' payloads (all of
+    them, in unit order); None when the run has no sweep blocks (no sweeps, or no paths)."""
+    if not payloads:
+        return None
+    return sizing.sweeps_bands(plan, [_sizing_results(payload) for payload in payloads])
 
 
 BLOCK_KINDS: dict[str, BlockKind] = {
@@ -701,15 +765,27 @@ def run_merge(*, run_id: int) -> None:
             if any(kind == name for kind, _u, _b in units)
         }
         result = simulate_normalized(run.inputs, run.gpus, run.normalize_warnings, **runners)
+        del runners  # the decoded sweep blocks: the bands decode their own
         result["warnings"].extend(run.catalog_warnings)
-        monthly = _monthly_breakdown(plan_build(run.inputs, run.gpus))
+        plan = plan_build(run.inputs, run.gpus)
+        monthly = _monthly_breakdown(plan)
         curves = cost_curves(result["inputs"], result["gpus"])
+        bands = _sizing_bands(
+            plan, [stored[(kind, unit)] for kind, unit, _b in units if kind == "sizing"]
+        )
         json.dumps(result, allow_nan=False)
         json.dumps(curves, allow_nan=False)
+        json.dumps(bands, allow_nan=False)
     except Exception as exc:
         run_fail(run_id=run_id, error=f"the engine failed: {type(exc).__name__}: {exc}")
         return
-    run_finish(run_id=run_id, result=result, monthly_breakdown_usd=monthly, curves=curves)
+    run_finish(
+        run_id=run_id,
+        result=result,
+        monthly_breakdown_usd=monthly,
+        curves=curves,
+        sizing_bands=bands,
+    )
 
 
 def run_finish(
@@ -718,9 +794,12 @@ def run_finish(
     result: dict[str, Any],
     monthly_breakdown_usd: dict[str, Any],
     curves: dict[str, Any] | None = None,
+    sizing_bands: list[dict[str, Any]] | None = None,
 ) -> bool:
     """Store the result of a running run and mark it succeeded; False (nothing changed) when the
-    run is no longer running (cancelled, or already finished by a redelivered merge)."""
+    run is no longer running (cancelled, or already finished by a redelivered merge).
+    ``sizing_bands`` (:func:`costapp.tco.sizing.sweeps_bands`) are kept beside the result, never
+    in it: the result document's fields are the contract's."""
     with transaction.atomic():
         run = _locked(run_id)
         if run is None or run.status != Status.RUNNING:
@@ -728,6 +807,7 @@ def run_finish(
         run.result = result
         run.monthly_breakdown_usd = monthly_breakdown_usd
         run.cost_curves = curves
+        run.sizing_bands = sizing_bands
         run.engine_version = str(result.get("engine_version", ENGINE_VERSION))
         run.status = Status.SUCCEEDED
         run.progress = 100
@@ -737,6 +817,7 @@ def run_finish(
                 "result",
                 "monthly_breakdown_usd",
                 "cost_curves",
+                "sizing_bands",
                 "engine_version",
                 "status",
                 "progress",

@@ -30,6 +30,11 @@ urlpatterns = [
     path("runs/<int:pk>/status/", run_views.run_status, name="run-status"),
     path("runs/<int:pk>/run.xlsx", run_views.run_xlsx, name="run-xlsx"),
     path("runs/<int:pk>/result.json", run_views.run_result_json, name="run-json"),
+    path(
+        "runs/<int:pk>/sizing/<int:sweep>/copy/",
+        run_views.run_sizing_copy,
+        name="run-sizing-copy",
+    ),
     path("", include("hardware.urls")),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),

@@ -659,3 +659,51 @@ def run(plan: Plan) -> list[dict[str, Any]]:
         return sweeps_merge(plan)
     blocks = sweep_blocks_compute(plan, range(montecarlo.block_count(paths)))
     return sweeps_merge(plan, [blocks])
+
+
+# --------------------------------------------------------------------------------------------
+# The spread of each candidate's NPV (for the charts; not part of the result document)
+# --------------------------------------------------------------------------------------------
+
+
+def npv_band(npv_usd: Array) -> tuple[Array, Array]:
+    """The 10th and 90th percentiles of each row of ``npv_usd`` (candidates × paths) [USD], by
+    the convention of the result's ``p90_npv_usd`` (:func:`costapp.tco.montecarlo.npv_statistics`:
+    numpy's linear interpolation over all paths), so the P90 here equals it bit for bit."""
+    if npv_usd.shape[-1] == 0:
+        raise ValueError("no paths to summarise")
+    p10 = np.percentile(npv_usd, 10.0, axis=-1)
+    p90 = np.percentile(npv_usd, 90.0, axis=-1)
+    return p10, p90
+
+
+def sweeps_bands(
+    plan: Plan, results: Sequence[SweepBlockResults] = ()
+) -> list[dict[str, Any]] | None:
+    """Per sweep, in order, the P10 and P90 of each candidate's NPV over the simulation's paths:
+    ``{"option", "field", "candidates", "p10_npv_usd", "p90_npv_usd"}`` [USD]; None without a
+    simulation or without sweeps.
+
+    ``results`` are the block results of the whole run, in any grouping and order (as for
+    :func:`sweeps_merge`): they are merged in block order, so every grouping gives the same
+    bands bit for bit, and ``p90_npv_usd`` equals the result's ``sizing[i].p90_npv_usd``.
+    """
+    simulation = plan.inputs.get("simulation") or {}
+    paths = int(simulation.get("paths") or 0)
+    sweeps = plan_sweeps(plan)
+    if paths <= 0 or not sweeps:
+        return None
+    npv, _short = _merged(results, paths, len(sweeps))
+    bands: list[dict[str, Any]] = []
+    for sweep, values in zip(sweeps, npv, strict=True):
+        p10, p90 = npv_band(values)
+        bands.append(
+            {
+                "option": sweep.option_name,
+                "field": sweep.field,
+                "candidates": list(sweep.candidates),
+                "p10_npv_usd": [float(v) for v in p10],
+                "p90_npv_usd": [float(v) for v in p90],
+            }
+        )
+    return bands

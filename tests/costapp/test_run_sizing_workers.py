@@ -1,6 +1,6 @@
 """Sizing runs on real Redis and real Celery worker processes (PostgreSQL; run with
-GPU_TCO_SERVICES=1): the sweeps' blocks spread over two workers give the in-process result bit for
-bit, and sweep blocks delivered twice add nothing."""
+GPU_TCO_SERVICES=1): the sweeps' blocks spread over two workers give the in-process result (and
+NPV bands) bit for bit, and sweep blocks delivered twice add nothing."""
 
 import json
 import re
@@ -12,6 +12,8 @@ from django.test import override_settings
 from costapp import services
 from costapp.models import RunBlock, SimulationRun
 from costapp.tasks import run_block_task
+from costapp.tco import montecarlo, sizing
+from costapp.tco.core import plan_build
 
 from .runs_helpers import analyst, post_json
 from .test_run_sizing import sizing_document
@@ -50,6 +52,13 @@ def test_a_sizing_run_over_two_worker_processes_equals_the_in_process_result(
     expected = services.scenario_simulate(document=document)
     assert json.dumps(body["result"]) == json.dumps(expected)
     assert len(body["result"]["sizing"]) == 3 and "mean_npv_usd" in body["result"]["sizing"][0]
+    # the NPV bands kept beside the run: those of one process, the result's P90 bit for bit
+    plan = plan_build(run.inputs, run.gpus)
+    blocks = sizing.sweep_blocks_compute(plan, range(montecarlo.block_count(10_000)))
+    assert json.dumps(run.sizing_bands) == json.dumps(sizing.sweeps_bands(plan, [blocks]))
+    assert [band["p90_npv_usd"] for band in run.sizing_bands] == [
+        sweep["p90_npv_usd"] for sweep in body["result"]["sizing"]
+    ]
     # both workers priced sweep blocks
     for worker in (first, second):
         log = worker["log"].read_text()

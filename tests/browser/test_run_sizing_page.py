@@ -1,0 +1,90 @@
+"""The sizing view of a run page in a real browser (headless Chromium): each sweep's chart drawn by
+Plotly with its band, best and own size, and the "Make a copy at the best size" button landing on
+the new scenario's page."""
+
+from pathlib import Path
+
+import pytest
+from django.test import override_settings
+
+from costapp import services
+from costapp.celery import app
+from costapp.models import Scenario
+from tests.costapp.runs_helpers import analyst, scenario_document
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
+UNCERTAIN = {
+    "demand_multiplier": {"dist": "triangular", "low": 0.6, "mode": 1.0, "high": 1.5},
+    "cloud_price_change_per_year": {"dist": "normal", "mean": -0.12, "sd": 0.08},
+    "usd_per_kwh_multiplier": {"dist": "uniform", "low": 0.8, "high": 1.4},
+}
+
+
+@pytest.fixture
+def sizing_run(catalog_gpus):
+    """A succeeded run of the shipped size-the-fleet scenario with 5 000 paths, computed in this
+    process (the page is what is under test here, not the workers)."""
+    user = analyst("finance")
+    document = scenario_document("size-the-fleet", paths=5_000, seed=11, **UNCERTAIN)
+    scenario = Scenario.objects.create(owner=user, name="H100 fleet size", document=document)
+    before = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    try:
+        with override_settings(REDIS_URL=""):
+            run = services.run_create(scenario=scenario)
+    finally:
+        app.conf.task_always_eager = before
+    assert run.status == "succeeded", run.error
+    return run
+
+
+def test_a_sizing_run_page_draws_each_sweep_and_copies_the_scenario_at_the_best_size(
+    page, live_server, sizing_run
+):
+    requests: list[str] = []
+    page.on("request", lambda request: requests.append(request.url))
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.set_default_timeout(60_000)  # the machine may be loaded; a page is still expected
+    page.goto(live_server.url + "/login/")
+    page.fill("#id_username", "finance")
+    page.fill("#id_password", "pw-finance")
+    page.click("button[type=submit]")
+    page.wait_for_url(live_server.url + "/")
+    # a run page builds its figures on its first view
+    page.goto(f"{live_server.url}/runs/{sizing_run.pk}/", timeout=120_000)
+    sweeps = sizing_run.result["sizing"]
+    for number, sweep in enumerate(sweeps, start=1):
+        page.locator(f"#chart-sizing-{number} .js-plotly-plot").wait_for()
+        drawn = page.evaluate(
+            f"() => document.querySelector('#chart-sizing-{number} .js-plotly-plot')"
+            ".data.map(t => ({name: t.name, x: t.x, y: t.y}))"
+        )
+        names = [t["name"] for t in drawn]
+        assert "NPV P10–P90 over 5,000 paths" in names, names
+        band = next(t for t in drawn if t["name"] == "NPV P10–P90 over 5,000 paths")
+        assert band["x"] == sweep["candidates"] and band["y"] == sweep["p90_npv_usd"]
+        assert f"Best: {sweep['best']} " in " ".join(names)
+        points = page.locator(f"#chart-sizing-{number} .main-svg .scatterlayer .trace")
+        assert points.count() == len(drawn)
+    sentence = page.locator("#sizing-1-sentence").inner_text()
+    best = sweeps[0]["best"]
+    assert sentence.startswith(f"Commit to {best} GPUs: beyond that")
+    assert page.locator(".modebar-btn--logo").count() == 0
+    assert all(url.startswith(live_server.url) for url in requests), requests
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.locator("#sizing").scroll_into_view_if_needed()
+    page.locator("#sizing").screenshot(path=str(SCREENSHOTS / "run-sizing.png"))
+    assert (SCREENSHOTS / "run-sizing.png").stat().st_size > 50_000
+
+    page.click("#sizing-1-copy")
+    page.wait_for_url(f"{live_server.url}/scenarios/*/")
+    copied = Scenario.objects.exclude(pk=sizing_run.scenario_id).get()
+    assert page.url == f"{live_server.url}/scenarios/{copied.pk}/"
+    name = f"H100 fleet size (at best size: {best} committed GPUs)"
+    assert copied.name == name and copied.owner.username == "finance" and not copied.shared
+    assert name in page.locator("h1").inner_text()
+    assert f"Saved “{name}”" in page.locator(".messages").inner_text()
+    option = next(o for o in copied.document["options"] if o["name"] == sweeps[0]["option"])
+    assert option["committed_gpus"] == best
