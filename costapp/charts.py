@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
@@ -167,6 +167,35 @@ def _stacked_panels_layout(count: int) -> dict[str, Any]:
     return layout
 
 
+def _option_bar(
+    options: Sequence[Mapping[str, Any]], values: Sequence[float | None], **props: Any
+) -> go.Bar:
+    """A bar trace with one bar per option (x: the options' names, y: ``values``, in order)."""
+    return _bar(x=[o["name"] for o in options], y=list(values), **props)
+
+
+Cell = str | Callable[[Mapping[str, Any]], Any]
+"""A per-option table cell: a field of the option, or how to work it out from the option."""
+
+
+def _option_table(
+    caption: str, options: Sequence[Mapping[str, Any]], columns: Sequence[tuple[str, Cell]]
+) -> Table:
+    """A table with one row per option: its name first ("Option"), then each column's cell
+    (headers carry the units)."""
+    return Table(
+        caption,
+        ["Option", *(header for header, _cell in columns)],
+        [
+            [
+                option["name"],
+                *(cell(option) if callable(cell) else option[cell] for _header, cell in columns),
+            ]
+            for option in options
+        ],
+    )
+
+
 def _layout(title: str, x_title: str, y_title: str, **extra: Any) -> dict[str, Any]:
     return {
         "title": {"text": title},
@@ -270,9 +299,9 @@ def breakdown_chart(result: Mapping[str, Any]) -> Chart:
     )
     for index, category in enumerate(used):
         figure.add_trace(
-            _bar(
-                x=names,
-                y=[o["breakdown_usd"][category] for o in options],
+            _option_bar(
+                options,
+                [o["breakdown_usd"][category] for o in options],
                 name=CATEGORY_LABELS[category],
                 marker={"color": _color(index)},
                 hovertemplate="%{x}<br>"
@@ -370,18 +399,14 @@ def fan_chart(result: Mapping[str, Any]) -> Chart | None:
         ]
         for m in months
     ]
-    totals = Table(
+    totals = _option_table(
         "Total cost over the paths",
-        ["Option", "P10 [USD]", "P50 [USD]", "P90 [USD]", "Probability cheapest [%]"],
+        options,
         [
-            [
-                o["name"],
-                o["p10_usd"],
-                o["p50_usd"],
-                o["p90_usd"],
-                100.0 * o["probability_cheapest"],
-            ]
-            for o in options
+            ("P10 [USD]", "p10_usd"),
+            ("P50 [USD]", "p50_usd"),
+            ("P90 [USD]", "p90_usd"),
+            ("Probability cheapest [%]", lambda o: 100.0 * o["probability_cheapest"]),
         ],
     )
     note = f"{paths:,} simulated paths; the monthly band is drawn from the first {fan_paths:,}."
@@ -398,15 +423,14 @@ def usd_per_busy_gpu_hour_chart(result: Mapping[str, Any]) -> Chart:
     """Total cost divided by the GPU-hours of work done [USD per busy GPU-hour], per option;
     an option without work has no bar."""
     options = result["options"]
-    names = [o["name"] for o in options]
     values = [o["usd_per_busy_gpu_hour"] for o in options]
     figure = _figure(
         layout=_layout("Cost per busy GPU-hour", "Option", "Cost per busy GPU-hour [USD/GPU-h]")
     )
     figure.add_trace(
-        _bar(
-            x=names,
-            y=values,
+        _option_bar(
+            options,
+            values,
             marker={
                 "color": [_color(i) for i in range(len(options))],
                 "pattern": {"shape": ["" if o["feasible"] else "/" for o in options]},
@@ -422,36 +446,18 @@ def usd_per_busy_gpu_hour_chart(result: Mapping[str, Any]) -> Chart:
             showlegend=False,
         )
     )
-    rows = [
-        [
-            o["name"],
-            o["gpu"],
-            o["usd_per_busy_gpu_hour"],
-            o["busy_gpu_hours"],
-            o["total_usd"],
-            "yes" if o["feasible"] else "no",
-        ]
-        for o in options
-    ]
-    return Chart(
-        "usd-per-gpu-hour",
+    table = _option_table(
         "Cost per busy GPU-hour",
-        _figure_json(figure),
+        options,
         [
-            Table(
-                "Cost per busy GPU-hour",
-                [
-                    "Option",
-                    "GPU",
-                    "USD per busy GPU-hour",
-                    "Busy GPU-hours [GPU-h]",
-                    "Total [USD]",
-                    "Feasible",
-                ],
-                rows,
-            )
+            ("GPU", "gpu"),
+            ("USD per busy GPU-hour", "usd_per_busy_gpu_hour"),
+            ("Busy GPU-hours [GPU-h]", "busy_gpu_hours"),
+            ("Total [USD]", "total_usd"),
+            ("Feasible", lambda o: "yes" if o["feasible"] else "no"),
         ],
     )
+    return Chart("usd-per-gpu-hour", "Cost per busy GPU-hour", _figure_json(figure), [table])
 
 
 def utilization_chart(result: Mapping[str, Any], curves: Mapping[str, Any]) -> Chart | None:
