@@ -15,7 +15,6 @@ from typing import Any
 import pandas as pd
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -165,19 +164,10 @@ def runs(request: HttpRequest) -> HttpResponse:
     return render(request, "runs/runs.html", {"runs": found})
 
 
-CHARTS_CACHE_S = 86_400
-
-
 def run_charts(*, run: SimulationRun) -> list[charts.Chart]:
-    """The charts of a succeeded run, built once and kept in the cache: its result and cost
-    curves never change, and building the Plotly figures is most of a run page's time."""
-    assert run.result is not None
-    key = f"run-charts:{run.pk}:{run.finished.isoformat() if run.finished else ''}"
-    found = cache.get(key)
-    if found is None:
-        found = charts.result_charts(run.result, run.cost_curves)
-        cache.set(key, found, CHARTS_CACHE_S)
-    return found
+    """The charts of a succeeded run (``costapp.selectors.run_charts``: built when it finished,
+    kept in the cache)."""
+    return selectors.run_charts(run=run)
 
 
 def _run_context(request: HttpRequest, run: SimulationRun) -> dict[str, Any]:

@@ -404,3 +404,24 @@ def runs_visible(*, user: Any) -> Any:
         .select_related("scenario")
         .order_by("-created", "-id")
     )
+
+
+RUN_CHARTS_CACHE_S = 86_400
+"""How long a succeeded run's charts stay in the cache [s]."""
+
+
+def run_charts(*, run: Any) -> list[Any]:
+    """The charts (``costapp.charts.result_charts``) of a succeeded run, from the cache: its
+    result and cost curves never change. ``costapp.services.run_finish`` puts them there when the
+    run finishes; they are built again here when the cache has lost them."""
+    from django.core.cache import cache
+
+    from costapp import charts
+
+    assert run.result is not None
+    key = f"run-charts:{run.pk}:{run.finished.isoformat() if run.finished else ''}"
+    found = cache.get(key)
+    if found is None:
+        found = charts.result_charts(run.result, run.cost_curves)
+        cache.set(key, found, RUN_CHARTS_CACHE_S)
+    return found
