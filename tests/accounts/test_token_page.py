@@ -122,4 +122,4 @@ def test_any_signed_in_user_reaches_the_page_from_the_header_and_visitors_log_in
     for user in (nobody, viewer):
         client.force_login(user)
         assert client.get(PAGE).status_code == 200
-        assert '<a href="/tokens/"' in client.get("/claims/").content.decode()
+        assert '<a href="/tokens/"' in client.get("/").content.decode()

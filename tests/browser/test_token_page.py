@@ -6,8 +6,8 @@ import urllib.error
 import urllib.request
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
+
+from tests.roles import user_with_role
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -25,8 +25,7 @@ def api_status(base: str, key: str) -> int:
 
 
 def test_a_viewer_makes_copies_uses_and_revokes_a_token(page, live_server, tmp_path):
-    user = get_user_model().objects.create_user("viewer", password="a long pass phrase")
-    user.groups.add(Group.objects.get(name="viewer"))
+    user_with_role("viewer", "viewer", password="a long pass phrase")
     # a fresh browser's first page can take a while on a loaded machine
     page.goto(live_server.url + "/login/", timeout=60_000)
     page.fill("#id_username", "viewer")
