@@ -9,8 +9,9 @@ figure has a title and axis titles with units.
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
@@ -36,6 +37,8 @@ COLORS = (
     "#4f8a10",
 )
 BAND_ALPHA = 0.18
+TEMPLATE = "plotly_white"
+"""The plotly template of every figure."""
 PLOTLY_CONFIG: dict[str, Any] = {"displaylogo": False, "responsive": True, "showLink": False}
 """plotly.js options for every chart: no Plotly logo link, no "edit in Chart Studio" link."""
 
@@ -101,12 +104,105 @@ def _figure_json(figure: go.Figure) -> dict[str, Any]:
     return data
 
 
+@functools.cache
+def _template_json(name: str) -> dict[str, Any]:
+    """Plotly's template ``name`` as a validated figure's JSON carries it (its data and layout
+    defaults), worked out once per process: building it is most of a validated figure's cost."""
+    template: dict[str, Any] = _figure_json(go.Figure(layout={"template": name}))["layout"][
+        "template"
+    ]
+    return template
+
+
+def _figure(*, layout: Mapping[str, Any]) -> go.Figure:
+    """An empty figure with ``layout``, its ``template`` named and resolved by ``_template_json``.
+
+    Built without plotly's check of each property (``_validate=False``, as its traces are):
+    checking copies and coerces every value, which took most of a run page's first view. The
+    figure's JSON is the same as a checked figure's; tests/costapp/test_charts.py builds every
+    chart both ways and compares them."""
+    resolved = {**layout, "template": _template_json(layout.get("template", TEMPLATE))}
+    return go.Figure(layout=resolved, _validate=False)
+
+
+def _scatter(**props: Any) -> go.Scatter:
+    """A scatter trace, built unchecked like its figure (``_figure``)."""
+    return go.Scatter(props, _validate=False)
+
+
+def _bar(**props: Any) -> go.Bar:
+    """A bar trace, built unchecked like its figure (``_figure``)."""
+    return go.Bar(props, _validate=False)
+
+
+def _axis_suffix(panel: int) -> str:
+    """Plotly's numbering of the axes of panel ``panel`` (1, 2 …): "", "2" …"""
+    return "" if panel == 1 else str(panel)
+
+
+def _axis_name(axis: str, panel: int) -> str:
+    """The layout key of an axis of panel ``panel``: ``xaxis``, ``xaxis2`` …"""
+    return f"{axis}{_axis_suffix(panel)}"
+
+
+@functools.cache
+def _stacked_panels_json(count: int) -> str:
+    """The layout (as JSON) of ``count`` panels stacked in one column, as ``make_subplots`` lays
+    them out: axes with their domains and anchors, one title annotation per panel (its text to
+    fill in), no template. Worked out once per count: ``make_subplots`` checks every property it
+    sets, which took a third of a run page's first view."""
+    figure = make_subplots(
+        rows=count,
+        cols=1,
+        subplot_titles=["-"] * count,
+        vertical_spacing=min(0.12, 0.5 / count),
+    )
+    layout = _figure_json(figure)["layout"]
+    layout.pop("template", None)
+    return json.dumps(layout)
+
+
+def _stacked_panels_layout(count: int) -> dict[str, Any]:
+    """A fresh copy of ``_stacked_panels_json(count)``, to fill in."""
+    layout: dict[str, Any] = json.loads(_stacked_panels_json(count))
+    return layout
+
+
+def _option_bar(
+    options: Sequence[Mapping[str, Any]], values: Sequence[float | None], **props: Any
+) -> go.Bar:
+    """A bar trace with one bar per option (x: the options' names, y: ``values``, in order)."""
+    return _bar(x=[o["name"] for o in options], y=list(values), **props)
+
+
+Cell = str | Callable[[Mapping[str, Any]], Any]
+"""A per-option table cell: a field of the option, or how to work it out from the option."""
+
+
+def _option_table(
+    caption: str, options: Sequence[Mapping[str, Any]], columns: Sequence[tuple[str, Cell]]
+) -> Table:
+    """A table with one row per option: its name first ("Option"), then each column's cell
+    (headers carry the units)."""
+    return Table(
+        caption,
+        ["Option", *(header for header, _cell in columns)],
+        [
+            [
+                option["name"],
+                *(cell(option) if callable(cell) else option[cell] for _header, cell in columns),
+            ]
+            for option in options
+        ],
+    )
+
+
 def _layout(title: str, x_title: str, y_title: str, **extra: Any) -> dict[str, Any]:
     return {
         "title": {"text": title},
         "xaxis": {"title": {"text": x_title}},
         "yaxis": {"title": {"text": y_title}},
-        "template": "plotly_white",
+        "template": TEMPLATE,
         "hovermode": "closest",
         "legend": {"orientation": "h", "yanchor": "top", "y": -0.22},
         "margin": {"t": 60, "r": 20, "b": 40, "l": 80},
@@ -134,14 +230,12 @@ def cumulative_cost_chart(result: Mapping[str, Any]) -> Chart:
     horizon = _horizon(result)
     months = list(range(horizon + 1))
     baseline = next(o for o in options if o["name"] == result["baseline"])
-    figure = go.Figure(
-        layout=_layout("Cumulative cost per option", "Month", "Cumulative cost [USD]")
-    )
+    figure = _figure(layout=_layout("Cumulative cost per option", "Month", "Cumulative cost [USD]"))
     markers: list[list[Any]] = []
     for index, option in enumerate(options):
         name = option["name"] + ("" if option["feasible"] else " (infeasible)")
         figure.add_trace(
-            go.Scatter(
+            _scatter(
                 x=months,
                 y=option["cumulative_usd"],
                 mode="lines",
@@ -156,7 +250,7 @@ def cumulative_cost_chart(result: Mapping[str, Any]) -> Chart:
         usd = _interpolate(baseline["cumulative_usd"], month)
         markers.append([option["name"], month, usd])
         figure.add_trace(
-            go.Scatter(
+            _scatter(
                 x=[month],
                 y=[usd],
                 mode="markers",
@@ -195,7 +289,7 @@ def breakdown_chart(result: Mapping[str, Any]) -> Chart:
     names = [o["name"] for o in options]
     used = [c for c in CATEGORIES if any(o["breakdown_usd"][c] != 0.0 for o in options)]
     horizon = _horizon(result)
-    figure = go.Figure(
+    figure = _figure(
         layout=_layout(
             "Cost breakdown per option",
             "Option",
@@ -206,9 +300,9 @@ def breakdown_chart(result: Mapping[str, Any]) -> Chart:
     )
     for index, category in enumerate(used):
         figure.add_trace(
-            go.Bar(
-                x=names,
-                y=[o["breakdown_usd"][category] for o in options],
+            _option_bar(
+                options,
+                [o["breakdown_usd"][category] for o in options],
                 name=CATEGORY_LABELS[category],
                 marker={"color": _color(index)},
                 hovertemplate="%{x}<br>"
@@ -248,11 +342,11 @@ def fan_chart(result: Mapping[str, Any]) -> Chart | None:
     paths = int(result["simulation"]["paths"])
     fan_paths = min(paths, 10_000)
     title = "Cumulative cost, P10–P90 band and median"
-    figure = go.Figure(layout=_layout(title, "Month", "Cumulative cost [USD]"))
+    figure = _figure(layout=_layout(title, "Month", "Cumulative cost [USD]"))
     for index, option in enumerate(options):
         color = _color(index)
         figure.add_trace(
-            go.Scatter(
+            _scatter(
                 x=months,
                 y=option["cumulative_p10_usd"],
                 mode="lines",
@@ -264,7 +358,7 @@ def fan_chart(result: Mapping[str, Any]) -> Chart | None:
             )
         )
         figure.add_trace(
-            go.Scatter(
+            _scatter(
                 x=months,
                 y=option["cumulative_p90_usd"],
                 mode="lines",
@@ -278,7 +372,7 @@ def fan_chart(result: Mapping[str, Any]) -> Chart | None:
             )
         )
         figure.add_trace(
-            go.Scatter(
+            _scatter(
                 x=months,
                 y=option["cumulative_p50_usd"],
                 mode="lines",
@@ -306,18 +400,14 @@ def fan_chart(result: Mapping[str, Any]) -> Chart | None:
         ]
         for m in months
     ]
-    totals = Table(
+    totals = _option_table(
         "Total cost over the paths",
-        ["Option", "P10 [USD]", "P50 [USD]", "P90 [USD]", "Probability cheapest [%]"],
+        options,
         [
-            [
-                o["name"],
-                o["p10_usd"],
-                o["p50_usd"],
-                o["p90_usd"],
-                100.0 * o["probability_cheapest"],
-            ]
-            for o in options
+            ("P10 [USD]", "p10_usd"),
+            ("P50 [USD]", "p50_usd"),
+            ("P90 [USD]", "p90_usd"),
+            ("Probability cheapest [%]", lambda o: 100.0 * o["probability_cheapest"]),
         ],
     )
     note = f"{paths:,} simulated paths; the monthly band is drawn from the first {fan_paths:,}."
@@ -334,15 +424,14 @@ def usd_per_busy_gpu_hour_chart(result: Mapping[str, Any]) -> Chart:
     """Total cost divided by the GPU-hours of work done [USD per busy GPU-hour], per option;
     an option without work has no bar."""
     options = result["options"]
-    names = [o["name"] for o in options]
     values = [o["usd_per_busy_gpu_hour"] for o in options]
-    figure = go.Figure(
+    figure = _figure(
         layout=_layout("Cost per busy GPU-hour", "Option", "Cost per busy GPU-hour [USD/GPU-h]")
     )
     figure.add_trace(
-        go.Bar(
-            x=names,
-            y=values,
+        _option_bar(
+            options,
+            values,
             marker={
                 "color": [_color(i) for i in range(len(options))],
                 "pattern": {"shape": ["" if o["feasible"] else "/" for o in options]},
@@ -358,36 +447,18 @@ def usd_per_busy_gpu_hour_chart(result: Mapping[str, Any]) -> Chart:
             showlegend=False,
         )
     )
-    rows = [
-        [
-            o["name"],
-            o["gpu"],
-            o["usd_per_busy_gpu_hour"],
-            o["busy_gpu_hours"],
-            o["total_usd"],
-            "yes" if o["feasible"] else "no",
-        ]
-        for o in options
-    ]
-    return Chart(
-        "usd-per-gpu-hour",
+    table = _option_table(
         "Cost per busy GPU-hour",
-        _figure_json(figure),
+        options,
         [
-            Table(
-                "Cost per busy GPU-hour",
-                [
-                    "Option",
-                    "GPU",
-                    "USD per busy GPU-hour",
-                    "Busy GPU-hours [GPU-h]",
-                    "Total [USD]",
-                    "Feasible",
-                ],
-                rows,
-            )
+            ("GPU", "gpu"),
+            ("USD per busy GPU-hour", "usd_per_busy_gpu_hour"),
+            ("Busy GPU-hours [GPU-h]", "busy_gpu_hours"),
+            ("Total [USD]", "total_usd"),
+            ("Feasible", lambda o: "yes" if o["feasible"] else "no"),
         ],
     )
+    return Chart("usd-per-gpu-hour", "Cost per busy GPU-hour", _figure_json(figure), [table])
 
 
 def utilization_chart(result: Mapping[str, Any], curves: Mapping[str, Any]) -> Chart | None:
@@ -406,36 +477,45 @@ def utilization_chart(result: Mapping[str, Any], curves: Mapping[str, Any]) -> C
     if not panels:
         return None
     horizon = _horizon(result)
-    figure = make_subplots(
-        rows=len(panels),
-        cols=1,
-        subplot_titles=[f"{o['name']} against {baseline_name}" for o in panels],
-        vertical_spacing=min(0.12, 0.5 / len(panels)),
+    layout = _stacked_panels_layout(len(panels))
+    for panel, option in enumerate(panels, start=1):
+        layout["annotations"][panel - 1]["text"] = f"{option['name']} against {baseline_name}"
+        layout[_axis_name("xaxis", panel)]["title"] = {
+            "text": f"Average utilization of {option['name']} [%]"
+        }
+        layout[_axis_name("yaxis", panel)]["title"] = {"text": f"Total over {horizon} months [USD]"}
+    layout.update(
+        title={"text": "Cost against utilization"},
+        template=TEMPLATE,
+        height=max(380, 320 * len(panels)),
+        legend={"orientation": "h", "yref": "container", "yanchor": "bottom", "y": 0.0},
+        margin={"t": 80, "r": 20, "b": 100, "l": 80},
     )
+    figure = _figure(layout=layout)
     rows: list[list[Any]] = []
     marks: list[list[Any]] = []
     scales = curves["scale"]
     for panel, option in enumerate(panels, start=1):
         curve = by_name[option["name"]]
         index = result["options"].index(option)
+        axes = {"xaxis": f"x{_axis_suffix(panel)}", "yaxis": f"y{_axis_suffix(panel)}"}
         x = [100.0 * u for u in curve["average_utilization"]]
         own = [
             t if ok else None for t, ok in zip(curve["total_usd"], curve["feasible"], strict=True)
         ]
         figure.add_trace(
-            go.Scatter(
+            _scatter(
                 x=x,
                 y=own,
                 mode="lines",
                 name=option["name"],
                 line={"color": _color(index)},
                 hovertemplate="utilization %{x:.1f}%: %{y:$,.0f}<extra>%{fullData.name}</extra>",
-            ),
-            row=panel,
-            col=1,
+                **axes,
+            )
         )
         figure.add_trace(
-            go.Scatter(
+            _scatter(
                 x=x,
                 y=baseline_curve["total_usd"],
                 mode="lines",
@@ -444,13 +524,12 @@ def utilization_chart(result: Mapping[str, Any], curves: Mapping[str, Any]) -> C
                 showlegend=panel == 1,
                 legendgroup="baseline",
                 hovertemplate="utilization %{x:.1f}%: %{y:$,.0f}<extra>%{fullData.name}</extra>",
-            ),
-            row=panel,
-            col=1,
+                **axes,
+            )
         )
         here = option["average_utilization"] * 100.0
         figure.add_trace(
-            go.Scatter(
+            _scatter(
                 x=[here],
                 y=[option["total_usd"]],
                 mode="markers",
@@ -458,9 +537,8 @@ def utilization_chart(result: Mapping[str, Any], curves: Mapping[str, Any]) -> C
                 marker={"color": _color(index), "size": 9, "symbol": "circle-open"},
                 showlegend=False,
                 hovertemplate="this scenario: %{x:.1f}%, %{y:$,.0f}<extra></extra>",
-            ),
-            row=panel,
-            col=1,
+                **axes,
+            )
         )
         break_even = curve["break_even"]
         if break_even is not None:
@@ -473,7 +551,7 @@ def utilization_chart(result: Mapping[str, Any], curves: Mapping[str, Any]) -> C
                 ]
             )
             figure.add_trace(
-                go.Scatter(
+                _scatter(
                     x=[100.0 * break_even["average_utilization"]],
                     y=[break_even["total_usd"]],
                     mode="markers+text",
@@ -488,14 +566,9 @@ def utilization_chart(result: Mapping[str, Any], curves: Mapping[str, Any]) -> C
                     },
                     showlegend=False,
                     hovertemplate="break-even at %{x:.1f}% utilization, %{y:$,.0f}<extra></extra>",
-                ),
-                row=panel,
-                col=1,
+                    **axes,
+                )
             )
-        figure.update_xaxes(
-            title_text=f"Average utilization of {option['name']} [%]", row=panel, col=1
-        )
-        figure.update_yaxes(title_text=f"Total over {horizon} months [USD]", row=panel, col=1)
         for s, u, t, b, ok in zip(
             scales,
             curve["average_utilization"],
@@ -505,13 +578,6 @@ def utilization_chart(result: Mapping[str, Any], curves: Mapping[str, Any]) -> C
             strict=True,
         ):
             rows.append([option["name"], s, 100.0 * u, t, b, "yes" if ok else "no"])
-    figure.update_layout(
-        title={"text": "Cost against utilization"},
-        template="plotly_white",
-        height=max(380, 320 * len(panels)),
-        legend={"orientation": "h", "yref": "container", "yanchor": "bottom", "y": 0.0},
-        margin={"t": 80, "r": 20, "b": 100, "l": 80},
-    )
     tables = [
         Table(
             "Cost against utilization",
@@ -560,7 +626,7 @@ def price_history_chart(title: str, prices: Sequence[DatedPrice]) -> Chart:
     series: dict[str, list[DatedPrice]] = {}
     for price in sorted(prices, key=lambda p: (p.series, p.first_seen)):
         series.setdefault(price.series, []).append(price)
-    figure = go.Figure(
+    figure = _figure(
         layout=_layout(title, "Date (UTC)", "Price [USD per GPU-hour]", hovermode="x unified")
     )
     figure.update_xaxes(type="date", tickformat="%Y-%m-%d", hoverformat="%Y-%m-%d %H:%M")
@@ -568,7 +634,7 @@ def price_history_chart(title: str, prices: Sequence[DatedPrice]) -> Chart:
         x = [p.first_seen.isoformat() for p in rows] + [rows[-1].last_seen.isoformat()]
         y = [float(p.usd_per_gpu_hour) for p in rows] + [float(rows[-1].usd_per_gpu_hour)]
         figure.add_trace(
-            go.Scatter(
+            _scatter(
                 x=x,
                 y=y,
                 mode="lines+markers",

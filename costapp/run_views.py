@@ -15,7 +15,6 @@ from typing import Any
 import pandas as pd
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -173,19 +172,10 @@ def runs(request: HttpRequest) -> HttpResponse:
     return render(request, "runs/runs.html", {"runs": found})
 
 
-CHARTS_CACHE_S = 86_400
-
-
 def run_charts(*, run: SimulationRun) -> list[charts.Chart]:
-    """The charts of a succeeded run, built once and kept in the cache: its result and cost
-    curves never change, and building the Plotly figures is most of a run page's time."""
-    assert run.result is not None
-    key = f"run-charts:{run.pk}:{run.finished.isoformat() if run.finished else ''}"
-    found = cache.get(key)
-    if found is None:
-        found = charts.result_charts(run.result, run.cost_curves)
-        cache.set(key, found, CHARTS_CACHE_S)
-    return found
+    """The charts of a succeeded run (``costapp.selectors.run_charts``: built when it finished,
+    kept in the cache)."""
+    return selectors.run_charts(run=run)
 
 
 def _run_context(request: HttpRequest, run: SimulationRun) -> dict[str, Any]:
@@ -348,20 +338,6 @@ def assumptions(inputs: Any) -> dict[str, Any]:
 # --- sizing sweeps (scenario format 1.1) --------------------------------------------------------
 
 
-def run_sizing_charts(*, run: SimulationRun) -> list[charts.Chart]:
-    """The sizing charts of a succeeded run (one per sweep), built once and kept in the cache,
-    with the P10–P90 bands stored beside the run (none for runs from before them)."""
-    assert run.result is not None
-    if not run.result.get("sizing"):
-        return []
-    key = f"run-sizing-charts:{run.pk}:{run.finished.isoformat() if run.finished else ''}"
-    found = cache.get(key)
-    if found is None:
-        found = charts.sizing_charts(run.result, run.sizing_bands)
-        cache.set(key, found, CHARTS_CACHE_S)
-    return found
-
-
 def run_sizing(*, run: SimulationRun) -> list[dict[str, Any]]:
     """Per sizing sweep of a succeeded run: its chart, what it means in words, its best and the
     scenario's own size, and whether a copy at the best size can be made (a best that is not
@@ -370,7 +346,9 @@ def run_sizing(*, run: SimulationRun) -> list[dict[str, Any]]:
     result = run.result
     sweeps = result.get("sizing") or []
     out: list[dict[str, Any]] = []
-    for index, (sweep, chart) in enumerate(zip(sweeps, run_sizing_charts(run=run), strict=True)):
+    for index, (sweep, chart) in enumerate(
+        zip(sweeps, selectors.run_sizing_charts(run=run), strict=True)
+    ):
         own = sizing_summary.own_size(result, index)
         best = sweep["best"]
         step = int(result["inputs"]["sizing"][index]["step"])

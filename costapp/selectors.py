@@ -410,3 +410,43 @@ def runs_succeeded_visible(*, user: Any) -> Any:
         .filter(status=SimulationRun.Status.SUCCEEDED, result__isnull=False)
         .defer("inputs", "gpus", "result", "monthly_breakdown_usd", "cost_curves", "units")
     )
+
+
+RUN_CHARTS_CACHE_S = 86_400
+"""How long a succeeded run's charts stay in the cache [s]."""
+
+
+def run_charts(*, run: Any) -> list[Any]:
+    """The charts (``costapp.charts.result_charts``) of a succeeded run, from the cache: its
+    result and cost curves never change. ``costapp.services.run_finish`` puts them there when the
+    run finishes; they are built again here when the cache has lost them."""
+    from django.core.cache import cache
+
+    from costapp import charts
+
+    assert run.result is not None
+    key = f"run-charts:{run.pk}:{run.finished.isoformat() if run.finished else ''}"
+    found = cache.get(key)
+    if found is None:
+        found = charts.result_charts(run.result, run.cost_curves)
+        cache.set(key, found, RUN_CHARTS_CACHE_S)
+    return found
+
+
+def run_sizing_charts(*, run: Any) -> list[Any]:
+    """The sizing charts (``costapp.charts.sizing_charts``, one per sweep) of a succeeded run,
+    from the cache like :func:`run_charts`, with the P10–P90 bands stored beside the run (none
+    for runs from before them)."""
+    from django.core.cache import cache
+
+    from costapp import charts
+
+    assert run.result is not None
+    if not run.result.get("sizing"):
+        return []
+    key = f"run-sizing-charts:{run.pk}:{run.finished.isoformat() if run.finished else ''}"
+    found = cache.get(key)
+    if found is None:
+        found = charts.sizing_charts(run.result, run.sizing_bands)
+        cache.set(key, found, RUN_CHARTS_CACHE_S)
+    return found

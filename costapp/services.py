@@ -44,6 +44,8 @@ from costapp.selectors import (
     GPU_TABLE_WARNING,
     catalog_reference_warnings,
     engine_gpu_figures,
+    run_charts,
+    run_sizing_charts,
     scenario_catalog_refs,
 )
 from costapp.tco import montecarlo, sizing
@@ -826,7 +828,20 @@ def run_finish(
         )
         _blocks_drop(run)
     logger.info("run %s succeeded", run_id)
+    _run_charts_build(run)
     return True
+
+
+def _run_charts_build(run: SimulationRun) -> None:
+    """Build a just-finished run's charts into the cache (``costapp.selectors.run_charts``), so
+    that the first view of its page does not wait for them. The run has succeeded whatever
+    happens here: a failure is logged, and the page builds the charts again (and shows the
+    error)."""
+    try:
+        run_charts(run=run)
+        run_sizing_charts(run=run)
+    except Exception:
+        logger.exception("run %s: its charts could not be built", run.pk)
 
 
 def runs_requeue_stale(*, stale_after: timedelta) -> list[int]:

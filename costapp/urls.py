@@ -5,6 +5,8 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
+from accounts import views as account_views
+
 from . import builder_views, compare_views, run_views, views
 from .api.errors import api_not_found
 
@@ -36,6 +38,7 @@ urlpatterns = [
         name="run-sizing-copy",
     ),
     path("", include("hardware.urls")),
+    path("tokens/", account_views.tokens, name="tokens"),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),

@@ -16,6 +16,8 @@ from django.templatetags.static import static
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
+from accounts.decorators import role_required
+from accounts.roles import VIEWER, user_has_role
 from costapp import charts
 from costapp.claims import CLAIMS, Claim, claim_get
 from costapp.run_views import dashboard_runs
@@ -32,7 +34,10 @@ from .health import health_report
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
     """The dashboard: recent scenarios and runs (analysts), today's cheapest on-demand USD per
-    GPU-hour per GPU model, the latest price changes, and the claims tested."""
+    GPU-hour per GPU model, the latest price changes, and the claims tested (viewers and above;
+    a user without a role is told so)."""
+    if not user_has_role(request.user, VIEWER):
+        return render(request, "home.html", {"no_role": True})
     context = {
         "cheapest": cheapest_current_prices(billing="on_demand"),
         "changes": latest_price_changes(limit=10),
@@ -42,7 +47,7 @@ def home(request: HttpRequest) -> HttpResponse:
     return render(request, "home.html", context)
 
 
-@login_required
+@role_required(VIEWER)
 @require_GET
 def offer(request: HttpRequest, pk: int) -> HttpResponse:
     """An offer's price history: a chart of USD per GPU-hour over time per region and billing,
@@ -67,14 +72,14 @@ def offer(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "hardware/offer.html", context)
 
 
-@login_required
+@role_required(VIEWER)
 @require_GET
 def claims(request: HttpRequest) -> HttpResponse:
     """The claims about GPU costs that the example scenarios test."""
     return render(request, "claims/list.html", {"claims": CLAIMS})
 
 
-@login_required
+@role_required(VIEWER)
 @require_GET
 def claim(request: HttpRequest, slug: str) -> HttpResponse:
     """One claim: where it holds and where it fails, with the arithmetic, and each case's

@@ -2,8 +2,6 @@
 
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.forms import ModelForm
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
@@ -11,6 +9,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods
+
+from accounts.decorators import role_required
+from accounts.roles import CATALOG_EDITOR, VIEWER, user_has_role
 
 from .filtersets import PRICE_ORDERING, PriceFilterSet
 from .forms import DedicatedQuoteForm, PurchaseQuoteForm
@@ -45,7 +46,7 @@ def _sort_columns(ordering: list[str] | None) -> dict[str, dict[str, str | None]
     return columns
 
 
-@login_required
+@role_required(VIEWER)
 @require_GET
 def prices(request: HttpRequest) -> HttpResponse:
     """The current cloud prices (latest per offer, region and billing), filtered and sorted with
@@ -75,7 +76,7 @@ def prices(request: HttpRequest) -> HttpResponse:
     return render(request, "hardware/prices.html", context)
 
 
-@login_required
+@role_required(VIEWER)
 @require_GET
 def gpus(request: HttpRequest) -> HttpResponse:
     """The GPU models in the catalog with their datasheet figures."""
@@ -88,41 +89,29 @@ QUOTE_KINDS: dict[str, tuple[type[DedicatedQuote] | type[PurchaseQuote], type[Mo
 }
 
 
-def _perm(model: type, action: str) -> str:
-    return f"{model._meta.app_label}.{action}_{model._meta.model_name}"
-
-
-@login_required
+@role_required(VIEWER)
 @require_GET
 def quotes(request: HttpRequest) -> HttpResponse:
     """Dedicated-server and purchase quotes, expired ones marked; links to create and edit
-    them for users with the model's add / change permission."""
-    user = request.user
+    them for catalog editors and admins."""
+    edits = user_has_role(request.user, CATALOG_EDITOR)
     context = {
         "quotes": quotes_list(today=timezone.localdate()),
-        "can": {
-            kind: {
-                "add": user.has_perm(_perm(model, "add")),
-                "change": user.has_perm(_perm(model, "change")),
-            }
-            for kind, (model, _form, _label) in QUOTE_KINDS.items()
-        },
+        "can": {kind: {"add": edits, "change": edits} for kind in QUOTE_KINDS},
     }
     return render(request, "hardware/quotes.html", context)
 
 
-@login_required
+@role_required(CATALOG_EDITOR)
 @require_http_methods(["GET", "POST"])
 def quote_edit(request: HttpRequest, kind: str, pk: int | None = None) -> HttpResponse:
-    """Create (no ``pk``) or edit a quote; 403 without the model's add / change permission.
+    """Create (no ``pk``) or edit a quote: catalog editors and admins (403 for other roles).
 
     Served whole, or as the form alone to an htmx request that puts it in the quotes page."""
     if kind not in QUOTE_KINDS:
         raise Http404("no such kind of quote")
     model, form_class, label = QUOTE_KINDS[kind]
     instance = None if pk is None else get_object_or_404(model, pk=pk)
-    if not request.user.has_perm(_perm(model, "add" if instance is None else "change")):
-        raise PermissionDenied
     htmx = request.headers.get("HX-Request") == "true"
     form = form_class(request.POST or None, instance=instance)
     if request.method == "POST" and form.is_valid():
@@ -139,7 +128,7 @@ def quote_edit(request: HttpRequest, kind: str, pk: int | None = None) -> HttpRe
     return render(request, "hardware/quote_form.html", context, status=status)
 
 
-@login_required
+@role_required(VIEWER)
 @require_GET
 def gpu_cheapest(request: HttpRequest, slug: str) -> HttpResponse:
     """The cheapest current price per GPU-hour of one GPU, by provider and billing, each saying

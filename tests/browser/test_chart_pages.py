@@ -5,9 +5,9 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from django.contrib.auth import get_user_model
 
 from hardware.models import InstanceOffer, InstancePrice
+from tests.roles import user_with_role
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -31,7 +31,7 @@ def test_an_offers_price_history_draws_a_plotly_chart_from_local_scripts(
             stated_on=at.date(),
             source_name="test refresh",
         )
-    get_user_model().objects.create_user("finance", password="a long pass phrase")
+    user_with_role("finance", "viewer", password="a long pass phrase")
     requests: list[str] = []
     page.on("request", lambda request: requests.append(request.url))
     page.goto(live_server.url + "/login/")

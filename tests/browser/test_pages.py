@@ -5,11 +5,13 @@ import re
 import pytest
 from django.contrib.auth import get_user_model
 
+from tests.roles import user_with_role
+
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def test_a_visitor_logs_in_opens_the_gpu_models_and_logs_out(page, live_server, catalog_gpus):
-    get_user_model().objects.create_user("finance", password="a long pass phrase")
+    user_with_role("finance", "viewer", password="a long pass phrase")
     page.goto(live_server.url + "/")
     assert re.search(r"/login/\?next=/$", page.url)
     page.fill("#id_username", "finance")

@@ -4,9 +4,9 @@ import re
 from decimal import Decimal
 
 import pytest
-from django.contrib.auth import get_user_model
 
 from hardware.selectors import current_prices
+from tests.roles import user_with_role
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -26,7 +26,7 @@ def column(page, name: str) -> list[str]:
 def test_a_user_filters_prices_by_gpu_and_billing_then_sorts_by_usd_per_gpu_hour(
     page, live_server, catalog_gpus
 ):
-    get_user_model().objects.create_user("infra", password="a long pass phrase")
+    user_with_role("infra", "viewer", password="a long pass phrase")
     page.goto(live_server.url + "/login/")
     page.fill("#id_username", "infra")
     page.fill("#id_password", "a long pass phrase")

@@ -1,13 +1,12 @@
-"""Quotes in a real browser: an editor opens the form in the page (htmx), sees a field error,
-corrects it and saves; a reader sees no way to edit."""
+"""Quotes in a real browser: a catalog editor opens the form in the page (htmx), sees a field
+error, corrects it and saves; a viewer sees no way to edit."""
 
 from decimal import Decimal
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Permission
 
 from hardware.models import DedicatedQuote
+from tests.roles import user_with_role
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -21,8 +20,7 @@ def log_in(page, live_server, username: str) -> None:
 
 
 def test_an_editor_adds_a_dedicated_quote_in_the_page(page, live_server, catalog_gpus):
-    editor = get_user_model().objects.create_user("editor", password="a long pass phrase")
-    editor.user_permissions.add(Permission.objects.get(codename="add_dedicatedquote"))
+    user_with_role("editor", "catalog-editor", password="a long pass phrase")
     log_in(page, live_server, "editor")
     page.get_by_role("link", name="Quotes", exact=True).click()
     page.wait_for_url(live_server.url + "/quotes/")
@@ -51,5 +49,13 @@ def test_an_editor_adds_a_dedicated_quote_in_the_page(page, live_server, catalog
     row = page.locator("#dedicated-quotes tbody tr", has_text="Q-77")
     assert "14250.5" in row.inner_text()
     assert DedicatedQuote.objects.get(reference="Q-77").usd_per_server_month == Decimal("14250.5")
-    # without the change permission there is no edit link
-    assert row.get_by_role("link", name="Edit").count() == 0
+    assert row.get_by_role("link", name="Edit").count() == 1
+    # a viewer sees the quotes with no way to add or edit one
+    user_with_role("reader", "viewer", password="a long pass phrase")
+    page.context.clear_cookies()
+    log_in(page, live_server, "reader")
+    page.goto(live_server.url + "/quotes/")
+    reader_row = page.locator("#dedicated-quotes tbody tr", has_text="Q-77")
+    assert "14250.5" in reader_row.inner_text()
+    assert page.get_by_role("link", name="Edit").count() == 0
+    assert page.get_by_role("link", name="New dedicated-server quote").count() == 0

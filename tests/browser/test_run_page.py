@@ -27,7 +27,8 @@ def test_a_run_started_from_its_page_shows_progress_then_every_chart_and_its_csv
     )
     requests: list[str] = []
     page.on("request", lambda request: requests.append(request.url))
-    page.goto(live_server.url + "/login/")
+    # a fresh browser's first page can take a while on a loaded machine
+    page.goto(live_server.url + "/login/", timeout=60_000)
     page.fill("#id_username", "finance")
     page.fill("#id_password", "pw-finance")
     page.click("button[type=submit]")

@@ -1,10 +1,14 @@
 """Charts of result documents: figure JSON built from real engine results of the shipped
 scenarios, checked against the result's own numbers and against the tables beside it."""
 
+import json
 from datetime import UTC, datetime
 from decimal import Decimal
 
+import plotly.graph_objects as go
+import plotly.io as pio
 import pytest
+from plotly.subplots import make_subplots
 
 from costapp import charts
 from costapp.tco.core import CATEGORIES
@@ -39,6 +43,22 @@ def test_every_chart_of_a_shipped_result_has_a_title_units_and_a_table(name, res
     for chart in built:
         assert_titled_with_units(chart)
         assert chart.config["displaylogo"] is False
+
+
+def checked(figure: dict) -> dict:
+    """``figure`` built again by plotly with every property checked, as JSON data."""
+    return json.loads(pio.to_json(go.Figure(figure), validate=True))
+
+
+@pytest.mark.parametrize("name", scenario_names())
+def test_figures_built_unchecked_are_the_json_plotly_builds_checked(name, results):
+    # charts builds figures without plotly's per-property checks (for speed); checking each
+    # figure changes nothing, the whole plotly_white template included
+    result = results[name]
+    template = checked({"layout": {"template": "plotly_white"}})["layout"]["template"]
+    for chart in charts.result_charts(result, cost_curves(result["inputs"], result["gpus"])):
+        assert checked(chart.figure) == chart.figure, chart.key
+        assert chart.figure["layout"]["template"] == template, chart.key
 
 
 def test_cumulative_lines_are_the_results_and_break_even_markers_sit_on_the_baseline(results):
@@ -142,6 +162,31 @@ def test_cost_against_utilization_marks_each_break_even_utilization(results):
     assert "[%]" in axis_titles(chart.figure)[0]
 
 
+def test_utilization_panels_are_laid_out_as_make_subplots_lays_them_out(results):
+    result = results["h100-fleet-buy-vs-rent"]
+    chart = charts.utilization_chart(result, cost_curves(result["inputs"], result["gpus"]))
+    layout = chart.figure["layout"]
+    titles = [a["text"] for a in layout["annotations"]]
+    count = len(titles)
+    reference = checked(
+        make_subplots(
+            rows=count, cols=1, subplot_titles=titles, vertical_spacing=min(0.12, 0.5 / count)
+        )
+    )["layout"]
+    assert reference["annotations"] == layout["annotations"]
+    axes = [key for key in reference if key.startswith(("xaxis", "yaxis"))]
+    assert len(axes) == 2 * count == 6
+    for key in axes:
+        assert {k: v for k, v in layout[key].items() if k != "title"} == reference[key]
+    # each panel's traces are drawn on that panel's axes, titled with the option's name
+    for panel, title in enumerate(titles, start=1):
+        suffix = "" if panel == 1 else str(panel)
+        option = title.removesuffix(f" against {result['baseline']}")
+        assert layout[f"xaxis{suffix}"]["title"]["text"] == (f"Average utilization of {option} [%]")
+        own = next(t for t in chart.figure["data"] if t["name"] == option)
+        assert (own["xaxis"], own["yaxis"]) == (f"x{suffix}", f"y{suffix}")
+
+
 def test_no_utilization_chart_when_only_hourly_options_are_compared():
     doc = scenario("h100-fleet-buy-vs-rent")
     doc["options"] = [
@@ -174,3 +219,4 @@ def test_price_history_steps_from_price_to_price_and_holds_the_last_until_last_s
         Decimal("6.88"),
         Decimal("2.5"),
     ]
+    assert checked(chart.figure) == chart.figure

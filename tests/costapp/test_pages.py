@@ -1,5 +1,5 @@
 """The web pages: the layout's header and navigation, the dashboard, an offer's price history,
-the claims; and a crawl of every page reachable from the home page."""
+the claims; and, for each role, a crawl of every page reachable from the home page."""
 
 import io
 import re
@@ -10,12 +10,14 @@ from urllib.parse import urljoin, urlsplit
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group, Permission
+from django.contrib.auth.models import Group
 from django.core.management import call_command
 from django.test import override_settings
 
+from accounts.roles import ADMIN, ANALYST, CATALOG_EDITOR, VIEWER, role_rank
 from costapp.claims import CLAIMS
 from hardware.models import InstanceOffer, InstancePrice
+from tests.roles import user_with_role
 
 pytestmark = pytest.mark.django_db
 
@@ -47,7 +49,7 @@ def test_the_header_shows_the_user_and_role(client):
     client.force_login(user)
     assert (
         '<span class="role" id="signed-in-role" title="Role">no role</span>'
-        in client.get("/claims/").content.decode()
+        in client.get("/").content.decode()
     )
     user.groups.add(Group.objects.get(name="viewer"), Group.objects.get(name="analyst"))
     assert 'title="Role">analyst</span>' in client.get("/claims/").content.decode()
@@ -57,7 +59,7 @@ def test_the_header_shows_the_user_and_role(client):
 
 
 def test_the_dashboard_shows_the_cheapest_price_per_gpu_and_price_changes(client, catalog):
-    client.force_login(get_user_model().objects.create_user("ana"))
+    client.force_login(user_with_role("ana", VIEWER))
     body = client.get("/").content.decode()
     assert "No price has changed" in body
     h100 = (
@@ -84,7 +86,7 @@ def test_the_dashboard_shows_the_cheapest_price_per_gpu_and_price_changes(client
 
 def test_an_offers_price_history_page_has_the_chart_json_and_its_table(client, catalog):
     offer = InstanceOffer.objects.get(provider__slug="aws", instance_type="p5.48xlarge")
-    client.force_login(get_user_model().objects.create_user("ana"))
+    client.force_login(user_with_role("ana", VIEWER))
     response = client.get(f"/offers/{offer.pk}/")
     assert response.status_code == 200
     figure = response.context["chart"].figure
@@ -97,7 +99,7 @@ def test_an_offers_price_history_page_has_the_chart_json_and_its_table(client, c
 
 
 def test_a_claim_page_shows_the_arithmetic_key_figures_and_charts(client, catalog_gpus):
-    client.force_login(get_user_model().objects.create_user("ana"))
+    client.force_login(user_with_role("ana", VIEWER))
     response = client.get("/claims/dedicated-saves-half/")
     assert response.status_code == 200
     body = response.content.decode()
@@ -114,44 +116,28 @@ def test_anonymous_visitors_are_sent_to_log_in(client):
         assert response.status_code == 302 and response["Location"].startswith("/login/")
 
 
-def test_every_page_reachable_from_home_renders_with_no_external_url_and_no_broken_link(
-    client, catalog
-):
-    from costapp import services
-    from costapp.celery import app
-    from costapp.models import Scenario
+ROLE_NAMES = (None, VIEWER, ANALYST, CATALOG_EDITOR, ADMIN)
 
-    from .runs_helpers import scenario_document
 
-    user = get_user_model().objects.create_user("lead", is_staff=True)
-    user.user_permissions.add(*Permission.objects.filter(codename__endswith="quote"))
-    user.groups.add(Group.objects.get(name="analyst"))
-    # a scenario with a finished run (tasks in this process), so the run pages are crawled too
-    scenario = Scenario.objects.create(
-        owner=user, name="fleet", document=scenario_document(paths=1_000, seed=1)
-    )
-    eager = app.conf.task_always_eager
-    app.conf.task_always_eager = True
-    try:
-        with override_settings(REDIS_URL=""):
-            run = services.run_create(scenario=scenario)
-    finally:
-        app.conf.task_always_eager = eager
-    assert run.status == "succeeded", run.error
-    client.force_login(user)
+def crawl(client, start: str = "/") -> set[str]:
+    """Every URL reachable from ``start`` by following the links, scripts, styles and forms of
+    each page, asserting on the way that no page names another site and that every link answers
+    200 (or 302 to the login page). Pages of one kind (admin pages, the prices table's sort and
+    page links, offers, a GPU's cheapest prices) are followed once each."""
     seen: set[str] = set()
-    queue = ["/"]
-    pages = 0
+    queue = [start]
     while queue:
         url = queue.pop()
         if url in seen:
             continue
         seen.add(url)
         response = client.get(url)
+        if response.status_code == 302:
+            assert "/login/" in response["Location"], f"{url}: 302 to {response['Location']}"
+            continue
         assert response.status_code == 200, f"{url}: {response.status_code}"
         if not response["Content-Type"].startswith("text/html"):
             continue
-        pages += 1
         html = response.content.decode()
         # no address of another site anywhere in the page, not only in links and scripts (an
         # SVG's xmlns is a name, never fetched)
@@ -164,29 +150,96 @@ def test_every_page_reachable_from_home_renders_with_no_external_url_and_no_brok
                 continue
             target = urljoin(url, link).split("#")[0]
             path = urlsplit(target).path
-            # the admin and the prices table's sort and page links are followed once each kind
             if path.startswith("/admin/") and path != "/admin/":
                 continue
             if path == "/prices/" and urlsplit(target).query and "/prices/?page=2" in seen:
                 continue
             if path.startswith("/offers/") and any(s.startswith("/offers/") for s in seen):
                 continue
+            if re.fullmatch(r"/gpus/[^/]+/cheapest/", path) and any(
+                re.fullmatch(r"/gpus/[^/]+/cheapest/", s) for s in seen
+            ):
+                continue
             if path.startswith("/static/"):
                 assert client.get(target).status_code == 200, f"{url}: broken {link}"
                 seen.add(target)
                 continue
             queue.append(target)
-    for must in ("/gpus/", "/prices/", "/quotes/", "/claims/", "/quotes/dedicated/new/"):
-        assert must in seen, f"{must} is not reachable from the home page"
-    assert any(s.startswith("/offers/") for s in seen)
-    assert all(f"/claims/{c.slug}/" in seen for c in CLAIMS)
-    for must in ("/scenarios/", f"/scenarios/{scenario.pk}/", "/runs/", f"/runs/{run.pk}/"):
-        assert must in seen, f"{must} is not reachable from the home page"
-    for download in ("run.xlsx", "result.json"):
-        assert f"/runs/{run.pk}/{download}" in seen
-    assert f"/api/v1/runs/{run.pk}/monthly.csv" in seen
-    assert "/static/vendor/plotly.min.js" in seen and "/static/vendor/htmx.min.js" in seen
-    assert pages >= 10
+    return seen
+
+
+def test_every_role_reaches_its_pages_from_home_with_no_external_url_and_no_broken_link(
+    client, catalog
+):
+    from costapp import services
+    from costapp.celery import app
+    from costapp.models import Scenario
+    from hardware.models import DedicatedQuote
+
+    from .runs_helpers import scenario_document
+
+    # a shared scenario with a finished run (tasks in this process), so run pages are crawled
+    owner = user_with_role("owner", ANALYST)
+    scenario = Scenario.objects.create(
+        owner=owner, name="fleet", shared=True, document=scenario_document(paths=1_000, seed=1)
+    )
+    eager = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    try:
+        with override_settings(REDIS_URL=""):
+            run = services.run_create(scenario=scenario)
+    finally:
+        app.conf.task_always_eager = eager
+    assert run.status == "succeeded", run.error
+    offer = InstanceOffer.objects.get(provider__slug="aws", instance_type="p5.48xlarge")
+    quote = DedicatedQuote.objects.get(reference="DEMO-D-H100-8")
+    # each page and the lowest role that may open it (None: any signed-in user)
+    pages = {
+        "/": None,
+        "/tokens/": None,
+        "/gpus/": VIEWER,
+        "/gpus/h100-sxm/cheapest/": VIEWER,
+        "/prices/": VIEWER,
+        f"/offers/{offer.pk}/": VIEWER,
+        "/quotes/": VIEWER,
+        "/claims/": VIEWER,
+        **{f"/claims/{claim.slug}/": VIEWER for claim in CLAIMS},
+        "/scenarios/": ANALYST,
+        f"/scenarios/{scenario.pk}/": ANALYST,
+        "/runs/": ANALYST,
+        f"/runs/{run.pk}/": ANALYST,
+        f"/runs/{run.pk}/status/": ANALYST,
+        f"/runs/{run.pk}/run.xlsx": ANALYST,
+        f"/runs/{run.pk}/result.json": ANALYST,
+        f"/api/v1/runs/{run.pk}/monthly.csv": ANALYST,
+        "/quotes/dedicated/new/": CATALOG_EDITOR,
+        "/quotes/purchase/new/": CATALOG_EDITOR,
+        f"/quotes/dedicated/{quote.pk}/edit/": CATALOG_EDITOR,
+    }
+    # pages reached by following links; the others are only asked for directly
+    linked = set(pages) - {"/gpus/h100-sxm/cheapest/", f"/runs/{run.pk}/status/"}
+    for role in ROLE_NAMES:
+        user = user_with_role(f"user-{role}", role, is_staff=role == ADMIN)
+        client.force_login(user)
+        seen = crawl(client)
+        rank = -1 if role is None else role_rank(role)
+        for url, lowest in pages.items():
+            allowed = lowest is None or rank >= role_rank(lowest)
+            answer = client.get(url).status_code
+            if allowed:
+                assert answer == 200, f"{role}: {url} answered {answer}"
+                if url in linked:
+                    assert url in seen, f"{role}: {url} is not reachable from the home page"
+            else:
+                assert answer in (403, 404), f"{role}: {url} answered {answer}"
+                assert url not in seen, f"{role}: {url} is linked from a page"
+        assert any(s.startswith("/gpus/") and s.endswith("/cheapest/") for s in seen) == (
+            role is not None
+        )
+        assert ("/admin/" in seen) == (role == ADMIN)
+        assert "/static/vendor/htmx.min.js" in seen
+        assert ("/static/vendor/plotly.min.js" in seen) == (role is not None)
+        client.logout()
 
 
 def test_pages_use_a_bounded_number_of_queries(client, catalog, django_assert_max_num_queries):
@@ -200,7 +253,7 @@ def test_pages_use_a_bounded_number_of_queries(client, catalog, django_assert_ma
 def test_a_claim_page_is_computed_again_when_the_gpu_figures_change(client, catalog_gpus):
     from hardware.models import GpuModel
 
-    client.force_login(get_user_model().objects.create_user("ana"))
+    client.force_login(user_with_role("ana", VIEWER))
     client.get("/claims/7b-fp16-needs-28gb/")  # fills the per-process cache
     l4 = GpuModel.objects.get(slug="l4")
     l4.memory_gb = Decimal("12")  # 16.8 GB of weights and cache no longer fit one L4
@@ -213,7 +266,7 @@ def test_a_claim_page_is_computed_again_when_the_gpu_figures_change(client, cata
 
 def test_a_claim_page_on_a_catalog_without_its_gpu_says_so_instead_of_failing(client, db):
     # No catalog loaded: the page names the problem for each case, with the engine's paths.
-    client.force_login(get_user_model().objects.create_user("ana"))
+    client.force_login(user_with_role("ana", VIEWER))
     response = client.get("/claims/dedicated-saves-half/")
     assert response.status_code == 200
     html = response.content.decode()

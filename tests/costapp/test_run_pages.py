@@ -86,6 +86,23 @@ def test_the_run_page_shows_the_result_charts_key_figures_assumptions_and_downlo
     assert f'href="/runs/{finished.pk}/result.json"' in html
 
 
+def test_a_finished_runs_charts_are_built_when_it_finishes_not_on_its_first_view(
+    client, finished, pat, monkeypatch
+):
+    from costapp import charts
+
+    built = charts.result_charts(finished.result, finished.cost_curves)
+
+    def not_again(*args, **kwargs):
+        raise AssertionError("the run page built the charts again")
+
+    monkeypatch.setattr(charts, "result_charts", not_again)
+    client.force_login(pat)
+    response = client.get(f"/runs/{finished.pk}/")
+    assert response.status_code == 200
+    assert [c.figure for c in response.context["charts"]] == [c.figure for c in built]
+
+
 def test_the_xlsx_has_typed_numeric_cells_a_header_row_and_frozen_panes(client, finished, pat):
     client.force_login(pat)
     response = client.get(f"/runs/{finished.pk}/run.xlsx")

@@ -6,7 +6,6 @@ from decimal import Decimal
 from html.parser import HTMLParser
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.urls import reverse
 from django.utils import timezone
 
@@ -14,6 +13,7 @@ from hardware.filtersets import PriceFilterSet
 from hardware.models import InstancePrice
 from hardware.selectors import current_prices
 from hardware.templatetags.catalog_format import plain_decimal
+from tests.roles import user_with_role
 
 pytestmark = pytest.mark.django_db
 
@@ -86,7 +86,7 @@ class PriceTable(HTMLParser):
 
 @pytest.fixture
 def user_client(client):
-    user = get_user_model().objects.create_user("finance", password="a long pass phrase")
+    user = user_with_role("finance", "viewer", password="a long pass phrase")
     client.force_login(user)
     return client
 

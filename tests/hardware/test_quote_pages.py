@@ -1,22 +1,19 @@
-"""Quotes pages: expired quotes marked; create and edit only with the model's permission."""
+"""Quotes pages: expired quotes marked; create and edit only for catalog editors and admins."""
 
 from datetime import timedelta
 from decimal import Decimal
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Permission
 from django.utils import timezone
 
 from hardware.models import DedicatedQuote, GpuModel, PurchaseQuote
+from tests.roles import user_with_role
 
 pytestmark = pytest.mark.django_db
 
 
-def user_with(*codenames: str):
-    user = get_user_model().objects.create_user("editor", password="a long pass phrase")
-    user.user_permissions.add(*Permission.objects.filter(codename__in=codenames))
-    return user
+def editor():
+    return user_with_role("editor", "catalog-editor", password="a long pass phrase")
 
 
 def dedicated_form(**changes) -> dict:
@@ -47,27 +44,34 @@ def test_expired_quotes_are_marked_by_status_or_by_date(client, catalog):
     marked = PurchaseQuote.objects.get(reference="DEMO-P-H100-8")
     marked.status = "expired"
     marked.save()
-    client.force_login(get_user_model().objects.create_user("viewer"))
+    client.force_login(user_with_role("viewer", "viewer"))
     body = client.get("/quotes/").content.decode()
     assert f'<tr data-quote="{past.pk}" class="expired">' in body
     assert f'<tr data-quote="{marked.pk}" class="expired">' in body
     fresh = DedicatedQuote.objects.exclude(pk=past.pk).first()
     assert f'<tr data-quote="{fresh.pk}">' in body
-    # a reader without permissions gets no create or edit links
+    # a viewer gets no create or edit links
     assert "/quotes/dedicated/new/" not in body and "/edit/" not in body
 
 
-def test_without_the_add_permission_creating_a_quote_is_forbidden(client, catalog_gpus):
-    client.force_login(user_with("change_dedicatedquote"))
+@pytest.mark.parametrize("role", [None, "viewer", "analyst"])
+def test_below_catalog_editor_creating_or_editing_a_quote_is_forbidden(client, catalog, role):
+    client.force_login(user_with_role("reader", role))
+    quote = DedicatedQuote.objects.get(reference="DEMO-D-H100-8")
     assert client.get("/quotes/dedicated/new/").status_code == 403
     assert client.post("/quotes/dedicated/new/", dedicated_form()).status_code == 403
+    assert client.get(f"/quotes/dedicated/{quote.pk}/edit/").status_code == 403
+    edit = dedicated_form(reference=quote.reference, status="expired")
+    assert client.post(f"/quotes/dedicated/{quote.pk}/edit/", edit).status_code == 403
     assert not DedicatedQuote.objects.filter(reference="Q-1").exists()
+    quote.refresh_from_db()
+    assert quote.status != "expired"
 
 
 def test_an_editor_creates_a_quote_with_exact_money_then_edits_it(client, catalog_gpus):
-    client.force_login(user_with("add_dedicatedquote", "change_dedicatedquote"))
+    client.force_login(editor())
     body = client.get("/quotes/").content.decode()
-    assert "/quotes/dedicated/new/" in body and "/quotes/purchase/new/" not in body
+    assert "/quotes/dedicated/new/" in body and "/quotes/purchase/new/" in body
     response = client.post("/quotes/dedicated/new/", dedicated_form())
     assert response.status_code == 302 and response["Location"] == "/quotes/"
     quote = DedicatedQuote.objects.get(reference="Q-1")
@@ -83,7 +87,7 @@ def test_an_editor_creates_a_quote_with_exact_money_then_edits_it(client, catalo
 
 
 def test_a_bad_value_is_reported_by_field_and_nothing_is_saved(client, catalog_gpus):
-    client.force_login(user_with("add_dedicatedquote"))
+    client.force_login(editor())
     response = client.post(
         "/quotes/dedicated/new/", dedicated_form(usd_per_server_month="-5", term_months="")
     )
@@ -96,7 +100,7 @@ def test_a_bad_value_is_reported_by_field_and_nothing_is_saved(client, catalog_g
 
 
 def test_htmx_gets_the_form_alone_and_its_errors_as_200(client, catalog_gpus):
-    client.force_login(user_with("add_purchasequote"))
+    client.force_login(editor())
     response = client.get("/quotes/purchase/new/", HTTP_HX_REQUEST="true")
     assert response.status_code == 200
     body = response.content.decode()
@@ -106,13 +110,13 @@ def test_htmx_gets_the_form_alone_and_its_errors_as_200(client, catalog_gpus):
 
 
 def test_an_unknown_kind_or_quote_is_404(client, catalog_gpus):
-    client.force_login(user_with("change_dedicatedquote"))
+    client.force_login(editor())
     assert client.get("/quotes/leased/new/").status_code == 404
     assert client.get("/quotes/dedicated/999999/edit/").status_code == 404
 
 
 def test_the_edit_form_shows_amounts_as_written(client, catalog):
-    client.force_login(user_with("change_dedicatedquote"))
+    client.force_login(editor())
     quote = DedicatedQuote.objects.get(reference="DEMO-D-H100-8")
     body = client.get(f"/quotes/dedicated/{quote.pk}/edit/").content.decode()
     assert 'name="usd_per_server_month" value="14600"' in body

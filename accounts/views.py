@@ -1,0 +1,49 @@
+"""Server-rendered page of the signed-in user's API tokens: the tokens that still work (when
+made, when they expire, the first characters of their id; never a key), a button to make one (its
+key shown in that answer only) and one to revoke each. The same services as the token endpoints
+(``/api/v1/auth/tokens/``)."""
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_http_methods
+
+from . import selectors, services
+
+TOKEN_PREFIX_LENGTH = 8
+"""How many characters of a token's id (its key's first characters) the page shows."""
+
+
+@never_cache
+@login_required
+@require_http_methods(["GET", "POST"])
+def tokens(request: HttpRequest) -> HttpResponse:
+    """Your API tokens. ``POST`` without ``revoke`` makes a token and answers with its key, shown
+    this once (the answer is never cached); ``POST`` with ``revoke=<id>`` revokes that token of
+    yours."""
+    new_key = None
+    if request.method == "POST":
+        token_id = request.POST.get("revoke")
+        if token_id is not None:
+            return _revoke(request, token_id)
+        _token, new_key = services.token_create(user=request.user)
+    context = {
+        "tokens": selectors.tokens_for_user(user=request.user),
+        "new_key": new_key,
+        "new_prefix": new_key[:TOKEN_PREFIX_LENGTH] if new_key else None,
+        "prefix_length": TOKEN_PREFIX_LENGTH,
+        "lifetime_days": settings.API_TOKEN_LIFETIME.days,
+    }
+    return render(request, "accounts/tokens.html", context)
+
+
+def _revoke(request: HttpRequest, token_id: str) -> HttpResponse:
+    if services.token_revoke(user=request.user, token_id=token_id):
+        prefix = token_id[:TOKEN_PREFIX_LENGTH]
+        messages.success(request, f"The token {prefix}… was revoked: it no longer works.")
+    else:
+        messages.error(request, "No such token of yours: it was revoked already, or has expired.")
+    return redirect("tokens")
