@@ -237,12 +237,12 @@ REST_FRAMEWORK = {
 # Requests allowed per token (per user for a session, per address when anonymous).
 API_THROTTLE_RATE = env.str("API_THROTTLE_RATE", default="1200/minute")
 
-# The cache holds the throttles' counters: shared through Redis by every process when REDIS_URL
-# is set, per process otherwise.
+# The cache holds the throttles' counters and cached API pages: shared through Redis by every
+# process when REDIS_URL is set, per process otherwise.
 CACHES = {
     "default": (
         {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "costapp.cache.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": "gputco-cache",
         }
