@@ -251,6 +251,11 @@ CACHES = {
     )
 }
 
+# Seconds a rendered page of `prices/current/` is kept in the cache (0: none). A write to the
+# catalog makes every cached page obsolete at once (hardware/catalog_version.py); this only bounds
+# the memory. Off without Redis: a per-process cache would not see another process's writes.
+API_PAGE_CACHE_SECONDS = env.int("API_PAGE_CACHE_SECONDS", default=300 if REDIS_URL else 0)
+
 SPECTACULAR_SETTINGS = {
     "TITLE": "GPU TCO API",
     "DESCRIPTION": "Catalog, scenarios and runs for GPU cost of ownership.",
