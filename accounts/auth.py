@@ -7,9 +7,9 @@ differences in cost only:
 - knox loads all the user's tokens on every request to delete the expired ones; here that
   housekeeping is done when a token is made (``accounts.services.token_create``), and a request
   deletes only the expired token it presented;
-- the token, the user's id, name and flags, and whether the user is in each role's group
-  (``accounts.roles``, which the permissions ask next) come in one hand-written query, whose text is
-  built once from the models' metadata. Building the same through the ORM costs several times
+- the token, the user's id, name and flags, and the names of the user's groups (for the role,
+  ``accounts.roles``, which the permissions ask next) come in one hand-written query, whose text
+  is built once from the models' metadata. Building the same through the ORM costs several times
   more CPU than the query itself, on every API request. The user's other fields, and the token's
   dates, load on first use.
 """
@@ -46,31 +46,28 @@ def _user_fields() -> list[str]:
 
 @cache
 def _token_sql(vendor: str) -> str:
-    """The query for one ``token_key`` (``vendor`` keys the cache by database kind)."""
+    """The query for one ``token_key``: a row per token and group of its user (one row with no
+    group name for a user in no group). ``vendor`` keys the cache by database kind."""
     connection = connections[DEFAULT_DB_ALIAS]
     q = connection.ops.quote_name
     token_meta, user_meta = get_token_model()._meta, get_user_model()._meta
     membership = get_user_model().groups.through._meta
-    member_user = membership.get_field("user").column
-    member_group = membership.get_field("group").column
     group_meta = Group._meta
 
     def token_col(name: str) -> str:
         return f"t.{q(token_meta.get_field(name).column)}"
 
     user_cols = ", ".join(f"u.{q(user_meta.get_field(name).column)}" for name in _user_fields())
-    role_cols = ", ".join(
-        f"EXISTS (SELECT 1 FROM {q(membership.db_table)} m INNER JOIN {q(group_meta.db_table)} g"
-        f" ON g.{q(group_meta.pk.column)} = m.{q(member_group)}"
-        f" WHERE m.{q(member_user)} = {token_col('user')} AND g.{q('name')} = %s)"
-        for _ in ROLES
-    )
     return (
         f"SELECT {token_col('digest')}, {token_col('token_key')}, {token_col('user')},"
         f" ({token_col('expiry')} IS NOT NULL AND {token_col('expiry')} < %s), {user_cols},"
-        f" {role_cols}"
-        f" FROM {q(token_meta.db_table)} t INNER JOIN {q(user_meta.db_table)} u"
-        f" ON u.{q(user_meta.pk.column)} = {token_col('user')}"
+        f" g.{q(group_meta.get_field('name').column)}"
+        f" FROM {q(token_meta.db_table)} t"
+        f" INNER JOIN {q(user_meta.db_table)} u ON u.{q(user_meta.pk.column)} = {token_col('user')}"
+        f" LEFT JOIN {q(membership.db_table)} m"
+        f" ON m.{q(membership.get_field('user').column)} = {token_col('user')}"
+        f" LEFT JOIN {q(group_meta.db_table)} g"
+        f" ON g.{q(group_meta.pk.column)} = m.{q(membership.get_field('group').column)}"
         f" WHERE {token_col('token_key')} = %s"
     )
 
@@ -81,25 +78,30 @@ def token_rows(token_key: str) -> list[tuple[Any, bool, list[bool]]]:
     connection = connections[DEFAULT_DB_ALIAS]
     now = connection.ops.adapt_datetimefield_value(timezone.now())
     with connection.cursor() as cursor:
-        cursor.execute(_token_sql(connection.vendor), [now, *ROLES, token_key])
+        cursor.execute(_token_sql(connection.vendor), [now, token_key])
         rows = cursor.fetchall()
     token_model, user_model = get_token_model(), get_user_model()
     user_fields = _user_fields()
-    found = []
+    tokens: dict[str, tuple[Any, bool, set[str]]] = {}
     for row in rows:
         digest, key, user_id, expired = row[:4]
-        user_values = list(row[4 : 4 + len(user_fields)])
-        for index, name in enumerate(user_fields):
-            if name in USER_FIELDS:  # SQLite answers 0 / 1
-                user_values[index] = bool(user_values[index])
-        user = user_model.from_db(DEFAULT_DB_ALIAS, user_fields, user_values)
-        token = token_model.from_db(  # digest, token_key, user: the model's order
-            DEFAULT_DB_ALIAS, ["digest", "token_key", "user_id"], [digest, key, user_id]
-        )
-        token.user = user
-        flags = [bool(flag) for flag in row[4 + len(user_fields) :]]
-        found.append((token, bool(expired), flags))
-    return found
+        if digest not in tokens:
+            user_values = list(row[4 : 4 + len(user_fields)])
+            for index, name in enumerate(user_fields):
+                if name in USER_FIELDS:  # SQLite answers 0 / 1
+                    user_values[index] = bool(user_values[index])
+            user = user_model.from_db(DEFAULT_DB_ALIAS, user_fields, user_values)
+            token = token_model.from_db(  # digest, token_key, user: the model's order
+                DEFAULT_DB_ALIAS, ["digest", "token_key", "user_id"], [digest, key, user_id]
+            )
+            token.user = user
+            tokens[digest] = (token, bool(expired), set())
+        if row[-1] is not None:
+            tokens[digest][2].add(row[-1])
+    return [
+        (token, expired, [role in groups for role in ROLES])
+        for token, expired, groups in tokens.values()
+    ]
 
 
 class TokenAuthentication(auth.TokenAuthentication):
