@@ -38,3 +38,8 @@ class RedisCache(django_redis.RedisCache):
     def __init__(self, server: Any, params: dict) -> None:
         super().__init__(server, params)
         self._class = RedisCacheClient
+
+    def redis_client(self) -> Any:
+        """The ``redis.Redis`` client writes go through (for commands the cache API lacks, such
+        as the throttle's script, ``accounts.throttling``)."""
+        return self._cache.get_client(write=True)
