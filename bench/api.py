@@ -305,9 +305,10 @@ def main() -> None:
         type=int,
         default=6,
         metavar="STEPS",
-        help="then raise the page-size-50 rate by --step for at most STEPS runs of --step-duration "
-        "s while p99 stays under 50 ms with every answer 200 (0: skip)",
+        help="then raise the page-size-50 rate from --find-from by --step for at most STEPS runs "
+        "of --step-duration s while p99 stays under 50 ms with every answer 200 (0: skip)",
     )
+    parser.add_argument("--find-from", type=float, default=100.0, help="first rate of the search")
     parser.add_argument("--step", type=float, default=100.0)
     parser.add_argument("--step-duration", type=float, default=5.0)
     parser.add_argument("--generate", action="store_true", help=argparse.SUPPRESS)
@@ -429,7 +430,7 @@ def main() -> None:
         measure(500, args.rate_500, args.duration)
         best = None
         for step in range(args.find_max):
-            rate = args.rate_50 + step * args.step
+            rate = args.find_from + step * args.step
             result = measure(50, rate, args.step_duration)
             if not sustained(result):
                 break
@@ -438,7 +439,11 @@ def main() -> None:
             print(
                 "highest page-size-50 rate sustained (p99 < 50 ms, every answer 200, ≥ 97 % of "
                 "the rate): "
-                + (f"{best['achieved_rps']:.0f} req/s" if best else f"none from {args.rate_50:.0f}")
+                + (
+                    f"{best['achieved_rps']:.0f} req/s"
+                    if best
+                    else f"none from {args.find_from:.0f}"
+                )
                 + f" (tried up to {args.find_max} steps of {args.step:.0f} req/s)",
                 flush=True,
             )
