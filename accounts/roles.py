@@ -34,8 +34,14 @@ def user_role(user: Any) -> str | None:
     if cached is not False:
         return cached
     names = set(user.groups.values_list("name", flat=True))
-    held = [role for role in ROLES if role in names]
-    role = held[-1] if held else None
+    return remember_role(user, [role in names for role in ROLES])
+
+
+def remember_role(user: Any, held: list[bool]) -> str | None:
+    """Keep on ``user`` the highest role of ``ROLES`` whose flag in ``held`` is true (what
+    :func:`user_role` then answers without a query); returns it."""
+    roles = [role for role, holds in zip(ROLES, held, strict=True) if holds]
+    role = roles[-1] if roles else None
     user._gpu_tco_role = role
     return role
 

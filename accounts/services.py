@@ -4,6 +4,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, Group
 from django.db import transaction
+from django.utils import timezone
 from knox.models import AuthToken
 
 from .roles import ROLES
@@ -11,7 +12,9 @@ from .roles import ROLES
 
 def token_create(*, user: AbstractBaseUser) -> tuple[AuthToken, str]:
     """A new API token for ``user``, expiring after ``API_TOKEN_LIFETIME``; returns the stored
-    token (only a hash of the key is kept) and the key itself, which is not kept anywhere."""
+    token (only a hash of the key is kept) and the key itself, which is not kept anywhere.
+    The user's expired tokens are deleted (token authentication checks only the one presented)."""
+    AuthToken.objects.filter(user=user, expiry__lt=timezone.now()).delete()
     return AuthToken.objects.create(user=user, expiry=settings.API_TOKEN_LIFETIME)
 
 

@@ -4,10 +4,46 @@ A request made with a token is counted against that token; a browser session aga
 an anonymous request against its address. The rate is the ``API_THROTTLE_RATE`` setting
 (``"<count>/<second|minute|hour|day>"``), read at each request so an operator can change it
 without touching code.
+
+The budget is DRF's sliding log: at most that many requests in any window of the period. With
+Redis the log is a sorted set checked and updated by one script (one round trip, and atomic, so
+two workers cannot both take the last request of a budget); with another cache, DRF's own list.
 """
+
+import secrets
+from typing import Any
 
 from django.conf import settings
 from rest_framework.throttling import SimpleRateThrottle
+
+# DRF's sliding log, kept in Redis as a sorted set and checked in one round trip: drop the times
+# at or before now - window; refuse when as many as the limit remain (answering how many, and
+# the oldest); otherwise add now. Returns {allowed, count, oldest}.
+SLIDING_LOG = """
+local key, now, window, limit = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
+local count = redis.call('ZCARD', key)
+if count >= limit then
+  local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+  return {0, count, oldest[2]}
+end
+redis.call('ZADD', key, now, ARGV[4])
+redis.call('EXPIRE', key, math.ceil(window))
+return {1, count + 1, '0'}
+"""
+_scripts: dict[int, Any] = {}
+
+
+def _sliding_log(cache: Any) -> Any:
+    """The registered script on ``cache``'s Redis client; ``None`` when the cache is not Redis."""
+    client_of = getattr(cache, "redis_client", None)
+    if client_of is None:
+        return None
+    client = client_of()
+    script = _scripts.get(id(client))
+    if script is None:
+        script = _scripts[id(client)] = client.register_script(SLIDING_LOG)
+    return script
 
 
 class TokenRateThrottle(SimpleRateThrottle):
@@ -25,7 +61,27 @@ class TokenRateThrottle(SimpleRateThrottle):
     def allow_request(self, request, view) -> bool:
         self.rate = self.get_rate()
         self.num_requests, self.duration = self.parse_rate(self.rate)
-        return super().allow_request(request, view)
+        self.window: tuple[int, float] | None = None
+        script = _sliding_log(self.cache) if self.rate is not None else None
+        if script is None:  # not Redis: DRF's list in the cache (read, then written back)
+            return super().allow_request(request, view)
+        self.key = self.get_cache_key(request, view)
+        self.now = self.timer()
+        allowed, count, oldest = script(
+            keys=[self.cache.make_and_validate_key(self.key)],
+            args=[repr(self.now), self.duration, self.num_requests, secrets.token_hex(8)],
+        )
+        self.window = (int(count), float(oldest))
+        return bool(allowed)
+
+    def wait(self) -> float | None:
+        """Seconds until a request would be allowed again, as DRF's throttle computes it."""
+        if self.window is None:
+            return super().wait()
+        count, oldest = self.window
+        remaining = self.duration - (self.now - oldest) if count else self.duration
+        available = self.num_requests - count + 1
+        return None if available <= 0 else remaining / float(available)
 
     def get_cache_key(self, request, view) -> str:
         token = getattr(request, "auth", None)

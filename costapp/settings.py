@@ -228,7 +228,7 @@ REST_FRAMEWORK = {
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     # Token first: an anonymous request gets 401 with `WWW-Authenticate: Token`.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "knox.auth.TokenAuthentication",
+        "accounts.auth.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -242,12 +242,12 @@ REST_FRAMEWORK = {
 # Requests allowed per token (per user for a session, per address when anonymous).
 API_THROTTLE_RATE = env.str("API_THROTTLE_RATE", default="1200/minute")
 
-# The cache holds the throttles' counters: shared through Redis by every process when REDIS_URL
-# is set, per process otherwise.
+# The cache holds the throttles' counters and cached API pages: shared through Redis by every
+# process when REDIS_URL is set, per process otherwise.
 CACHES = {
     "default": (
         {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "costapp.cache.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": "gputco-cache",
         }
@@ -255,6 +255,11 @@ CACHES = {
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     )
 }
+
+# Seconds a rendered page of `prices/current/` is kept in the cache (0: none). A write to the
+# catalog makes every cached page obsolete at once (hardware/catalog_version.py); this only bounds
+# the memory. Off without Redis: a per-process cache would not see another process's writes.
+API_PAGE_CACHE_SECONDS = env.int("API_PAGE_CACHE_SECONDS", default=300 if REDIS_URL else 0)
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "GPU TCO API",

@@ -8,6 +8,8 @@ from django.db import models
 from django.utils import timezone
 from simple_history.models import HistoricalRecords
 
+from .catalog_version import CatalogQuerySet
+
 
 class GpuModel(models.Model):
     """A GPU model with its datasheet figures; scenarios refer to it by ``slug``.
@@ -38,6 +40,8 @@ class GpuModel(models.Model):
     interconnect = models.CharField(max_length=120, blank=True)
     release_date = models.DateField(null=True, blank=True)
     notes = models.TextField(blank=True)
+
+    objects = CatalogQuerySet.as_manager()
 
     class Meta:
         ordering = ["vendor", "name"]
@@ -88,6 +92,8 @@ class Provider(models.Model):
         "passes its host's pricing through",
     )
 
+    objects = CatalogQuerySet.as_manager()
+
     class Meta:
         ordering = ["slug"]
         constraints = [
@@ -118,6 +124,8 @@ class Region(models.Model):
         max_length=160, help_text="the provider's own region name, kept as written"
     )
     name = models.CharField(max_length=160, blank=True)
+
+    objects = CatalogQuerySet.as_manager()
 
     class Meta:
         ordering = ["provider__slug", "code"]
@@ -157,6 +165,8 @@ class InstanceOffer(models.Model):
     gpu_evidence = models.CharField(
         max_length=400, blank=True, help_text="why the GPU is this model, or why it is unsure"
     )
+
+    objects = CatalogQuerySet.as_manager()
 
     class Meta:
         ordering = ["provider__slug", "instance_type"]
@@ -239,6 +249,8 @@ class InstancePrice(models.Model):
         help_text="when an applied feed of its provider no longer listed it: not current since",
     )
     history = HistoricalRecords()
+
+    objects = CatalogQuerySet.as_manager()
 
     class Meta:
         ordering = ["offer__provider__slug", "offer__instance_type", "region__code", "billing"]

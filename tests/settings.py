@@ -13,3 +13,7 @@ os.environ.setdefault("ENV_FILE", "")
 os.environ.setdefault("SECURE_SSL_REDIRECT", "false")
 
 from costapp.settings import *  # noqa: E402,F403
+
+# No cached API pages unless a test turns them on: a test's writes are rolled back, not committed,
+# so they never change the catalog version, and a page cached by one test would outlive its data.
+API_PAGE_CACHE_SECONDS = 0

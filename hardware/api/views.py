@@ -30,7 +30,7 @@ from ..models import (
     PurchaseQuote,
     Region,
 )
-from . import exports, schema  # noqa: F401 (schema: field types for the OpenAPI schema)
+from . import exports, page_cache, schema  # noqa: F401 (schema: field types for the OpenAPI schema)
 from .serializers import (
     CheapestSerializer,
     DedicatedQuoteSerializer,
@@ -166,10 +166,14 @@ class InstancePriceViewSet(CatalogViewSet):
         responses={200: InstancePriceSerializer(many=True)},
     )
     @action(detail=False, methods=["get"])
-    def current(self, request: Request) -> Response:
+    def current(self, request: Request) -> HttpResponse:
+        lookup = page_cache.page_lookup(request)
+        if lookup is not None and lookup.hit is not None:
+            return lookup.hit
         rows = self.filter_queryset(selectors.current_prices(as_of_param(request)))
         page = self.paginate_queryset(rows)
-        return self.get_paginated_response(self.get_serializer(page, many=True).data)
+        response = self.get_paginated_response(self.get_serializer(page, many=True).data)
+        return page_cache.page_store(lookup, response)
 
 
 class CurrentPricesExport(generics.GenericAPIView):

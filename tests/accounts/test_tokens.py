@@ -113,6 +113,51 @@ def test_an_expired_token_is_refused(alice):
 
 
 @pytest.mark.django_db
+def test_an_expired_token_is_deleted_when_used_and_the_users_others_when_a_token_is_made(alice):
+    from accounts.services import token_create
+
+    expired_key, kept_key = token_for(alice), token_for(alice)
+    expired, kept = (AuthToken.objects.get(token_key=k[:15]) for k in (expired_key, kept_key))
+    AuthToken.objects.filter(pk=expired.pk).update(expiry=timezone.now() - timedelta(seconds=1))
+    assert APIClient(HTTP_AUTHORIZATION=f"Token {expired_key}").get(TOKENS).status_code == 401
+    assert not AuthToken.objects.filter(pk=expired.pk).exists()
+    assert APIClient(HTTP_AUTHORIZATION=f"Token {kept_key}").get(TOKENS).status_code == 200
+    AuthToken.objects.filter(pk=kept.pk).update(expiry=timezone.now() - timedelta(seconds=1))
+    new, _ = token_create(user=alice)
+    # the expired one went without being presented: only the new token is left
+    assert list(AuthToken.objects.filter(user=alice)) == [new]
+
+
+@pytest.mark.django_db
+def test_a_token_request_reads_token_user_and_role_in_one_query(alice):
+    from django.contrib.auth.models import Group
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from accounts.roles import ANALYST, VIEWER
+
+    key = token_for(alice)
+    client = APIClient(HTTP_AUTHORIZATION=f"Token {key}")
+    assert client.get("/api/v1/gpus/").status_code == 403  # no role yet
+    alice.groups.add(Group.objects.get(name=VIEWER))
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get("/api/v1/gpus/", {"page_size": 1}).status_code == 200
+    token_queries = [q for q in queries if "knox_authtoken" in q["sql"]]
+    assert len(token_queries) == 1 and "auth_group" in token_queries[0]["sql"]
+    assert not [q for q in queries if q not in token_queries and "auth_" in q["sql"]]
+    assert client.get("/api/v1/scenarios/").status_code == 403  # viewers own no scenarios
+    alice.groups.add(Group.objects.get(name=ANALYST))
+    assert client.get("/api/v1/scenarios/").status_code == 200  # the new role, at once
+    alice.is_active = False
+    alice.save()
+    refused = client.get("/api/v1/gpus/")
+    assert refused.status_code == 401
+    assert refused.json()["errors"][0]["message"] == "User inactive or deleted."
+    wrong = key[:-1] + ("a" if key[-1] != "a" else "b")  # right token_key, wrong digest
+    assert APIClient(HTTP_AUTHORIZATION=f"Token {wrong}").get(TOKENS).status_code == 401
+
+
+@pytest.mark.django_db
 def test_each_token_has_its_own_request_budget(alice, settings):
     forget_address_budget()
     first = APIClient(HTTP_AUTHORIZATION=f"Token {token_for(alice)}")
