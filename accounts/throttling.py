@@ -6,8 +6,16 @@ an anonymous request against its address. The rate is the ``API_THROTTLE_RATE`` 
 without touching code.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from django.conf import settings
 from rest_framework.throttling import SimpleRateThrottle
+
+if TYPE_CHECKING:  # rest_framework.views reads the settings that name this module
+    from rest_framework.request import Request
+    from rest_framework.views import APIView
 
 
 class TokenRateThrottle(SimpleRateThrottle):
@@ -22,12 +30,12 @@ class TokenRateThrottle(SimpleRateThrottle):
     def get_rate(self) -> str | None:
         return settings.API_THROTTLE_RATE
 
-    def allow_request(self, request, view) -> bool:
+    def allow_request(self, request: Request, view: APIView) -> bool:
         self.rate = self.get_rate()
         self.num_requests, self.duration = self.parse_rate(self.rate)
         return super().allow_request(request, view)
 
-    def get_cache_key(self, request, view) -> str:
+    def get_cache_key(self, request: Request, view: APIView) -> str:
         token = getattr(request, "auth", None)
         token_key = getattr(token, "token_key", None)
         if token_key:

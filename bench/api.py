@@ -151,7 +151,7 @@ def cpu_seconds(pids: list[int]) -> float:
 
 
 def children(pid: int) -> list[int]:
-    found = []
+    found: list[int] = []
     for task in Path(f"/proc/{pid}/task").iterdir():
         text = (task / "children").read_text().split()
         found.extend(int(p) for p in text)
@@ -291,9 +291,9 @@ def main() -> None:
         deadline = time.monotonic() + 60
         while True:
             try:
-                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-                conn.request("GET", "/healthz")
-                conn.getresponse().read()
+                probe = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+                probe.request("GET", "/healthz")
+                probe.getresponse().read()
                 break
             except OSError:
                 if time.monotonic() > deadline or server.poll() is not None:
@@ -321,7 +321,9 @@ def main() -> None:
             os.killpg(server.pid, signal.SIGKILL)
 
 
-def run_generator(args, port: int, token: str, page_size: int, rate: float, duration: float):
+def run_generator(
+    args: argparse.Namespace, port: int, token: str, page_size: int, rate: float, duration: float
+) -> dict[str, Any]:
     done = subprocess.run(
         [
             sys.executable,

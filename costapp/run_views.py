@@ -149,8 +149,8 @@ def _scenario_run(request: HttpRequest, found: Scenario) -> HttpResponse:
         return redirect("scenario", pk=found.pk)
     except ScenarioError as exc:
         problems = "; ".join(
-            f"{error['field']}: {error['message']}" if error.get("field") else error["message"]
-            for error in exc.as_dicts()
+            f"{error.field}: {error.message}" if error.field else error.message
+            for error in exc.errors
         )
         messages.error(request, f"The scenario cannot be run: {problems}")
         return redirect("scenario", pk=found.pk)

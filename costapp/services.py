@@ -340,10 +340,12 @@ def _payload_keep(*, run_id: int, kind: str, unit: int, payload: bytes) -> bytes
 
 
 def _payloads_fetch(
-    *, run_id: int, rows: list[tuple[str, int, bytes]]
+    *, run_id: int, rows: list[tuple[str, int, bytes | memoryview]]
 ) -> dict[tuple[str, int], bytes | None]:
     """The block results of a run's rows; ``None`` where Redis no longer holds one."""
-    kept = {(kind, unit): bytes(payload) for kind, unit, payload in rows}
+    kept: dict[tuple[str, int], bytes | None] = {
+        (kind, unit): bytes(payload) for kind, unit, payload in rows
+    }
     elsewhere = [key for key, payload in kept.items() if not payload]
     if elsewhere:
         values = _redis().mget([_payload_key(run_id, kind, unit) for kind, unit in elsewhere])
@@ -679,10 +681,11 @@ def run_merge(*, run_id: int) -> None:
     if lost:
         _units_redo(run_id=run_id, units=lost)
         return
+    held = {key: payload for key, payload in stored.items() if payload is not None}
     try:
         runners = {
             spec.engine_keyword: spec.runner(
-                [stored[(kind, unit)] for kind, unit, _b in units if kind == name]
+                [held[(kind, unit)] for kind, unit, _b in units if kind == name]
             )
             for name, spec in BLOCK_KINDS.items()
             if any(kind == name for kind, _u, _b in units)

@@ -5,6 +5,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
+from django.db import models
 from django.forms import ModelForm
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
@@ -34,7 +35,7 @@ def _sort_columns(ordering: list[str] | None) -> dict[str, dict[str, str | None]
     """Per sortable column: its ``aria-sort`` state and the ``ordering`` its header link asks
     for (ascending first, then descending)."""
     current = ordering[0] if ordering else None
-    columns = {}
+    columns: dict[str, dict[str, str | None]] = {}
     for name in PRICE_ORDERING:
         if current == name:
             columns[name] = {"state": "ascending", "next": f"-{name}"}
@@ -88,7 +89,7 @@ QUOTE_KINDS: dict[str, tuple[type[DedicatedQuote] | type[PurchaseQuote], type[Mo
 }
 
 
-def _perm(model: type, action: str) -> str:
+def _perm(model: type[models.Model], action: str) -> str:
     return f"{model._meta.app_label}.{action}_{model._meta.model_name}"
 
 

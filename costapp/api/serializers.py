@@ -83,7 +83,7 @@ class ScenarioSerializer(serializers.HyperlinkedModelSerializer):
 class RunSerializer(serializers.HyperlinkedModelSerializer):
     """A run: its state, and its result document once it has succeeded."""
 
-    scenario = serializers.PrimaryKeyRelatedField(
+    scenario: serializers.PrimaryKeyRelatedField[Scenario] = serializers.PrimaryKeyRelatedField(
         read_only=True, help_text="id of the scenario this run prices [id]"
     )
     result = serializers.JSONField(
