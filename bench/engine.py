@@ -43,7 +43,7 @@ import numpy as np  # noqa: E402
 
 from bench.loop import loop_costs  # noqa: E402
 from costapp.tco import GpuFigures, Plan, normalize, plan_build  # noqa: E402
-from costapp.tco import montecarlo as mc  # noqa: E402
+from costapp.tco import montecarlo as mc  # noqa: E402  (its steps timed: see pyproject.toml)
 from hardware.gpu_table import engine_figures, read_gpu_table  # noqa: E402
 
 SCENARIO = Path(__file__).resolve().parent / "uncertain-h100-fleet.json"

@@ -20,7 +20,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.subplots import make_subplots
 
-from costapp.tco.core import CATEGORIES
+from costapp.tco import CATEGORIES
 
 COLORS = (
     "#2457c5",

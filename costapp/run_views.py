@@ -24,7 +24,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from accounts.roles import ANALYST, user_has_role
 from costapp import charts, selectors, services
 from costapp.models import Scenario, SimulationRun
-from costapp.tco.errors import ScenarioError
+from costapp.tco import ScenarioError
 
 HEAVY_FIELDS = ("inputs", "gpus", "result", "monthly_breakdown_usd", "cost_curves", "units")
 """Run fields a list of runs does not show."""

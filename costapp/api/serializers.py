@@ -7,7 +7,7 @@ from rest_framework import serializers
 from costapp import services
 from costapp.api.parsers import scenario_error_detail
 from costapp.models import Scenario, SimulationRun
-from costapp.tco.errors import ScenarioError
+from costapp.tco import ScenarioError
 
 MAX_SEED = 2**63 - 1
 MAX_PATHS = 100_000

@@ -27,7 +27,7 @@ from costapp import selectors, services
 from costapp.api.parsers import DocumentJSONParser, StrictJSONParser, scenario_error_detail
 from costapp.api.serializers import RunCreateSerializer, RunSerializer, ScenarioSerializer
 from costapp.models import Scenario, SimulationRun
-from costapp.tco.errors import ScenarioError
+from costapp.tco import ScenarioError
 
 
 class EscapedJSONRenderer(renderers.JSONRenderer):
