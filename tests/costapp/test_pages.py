@@ -14,8 +14,10 @@ from django.contrib.auth.models import Group, Permission
 from django.core.management import call_command
 from django.test import override_settings
 
+from accounts.roles import ANALYST
 from costapp.claims import CLAIMS
 from hardware.models import InstanceOffer, InstancePrice
+from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -43,7 +45,7 @@ class Links(HTMLParser):
 
 
 def test_the_header_shows_the_user_and_role(client):
-    user = get_user_model().objects.create_user("ana")
+    user = UserFactory(username="ana")
     client.force_login(user)
     assert (
         '<span class="role" id="signed-in-role" title="Role">no role</span>'
@@ -57,7 +59,7 @@ def test_the_header_shows_the_user_and_role(client):
 
 
 def test_the_dashboard_shows_the_cheapest_price_per_gpu_and_price_changes(client, catalog):
-    client.force_login(get_user_model().objects.create_user("ana"))
+    client.force_login(UserFactory(username="ana"))
     body = client.get("/").content.decode()
     assert "No price has changed" in body
     h100 = (
@@ -84,7 +86,7 @@ def test_the_dashboard_shows_the_cheapest_price_per_gpu_and_price_changes(client
 
 def test_an_offers_price_history_page_has_the_chart_json_and_its_table(client, catalog):
     offer = InstanceOffer.objects.get(provider__slug="aws", instance_type="p5.48xlarge")
-    client.force_login(get_user_model().objects.create_user("ana"))
+    client.force_login(UserFactory(username="ana"))
     response = client.get(f"/offers/{offer.pk}/")
     assert response.status_code == 200
     figure = response.context["chart"].figure
@@ -97,7 +99,7 @@ def test_an_offers_price_history_page_has_the_chart_json_and_its_table(client, c
 
 
 def test_a_claim_page_shows_the_arithmetic_key_figures_and_charts(client, catalog_gpus):
-    client.force_login(get_user_model().objects.create_user("ana"))
+    client.force_login(UserFactory(username="ana"))
     response = client.get("/claims/dedicated-saves-half/")
     assert response.status_code == 200
     body = response.content.decode()
@@ -119,15 +121,14 @@ def test_every_page_reachable_from_home_renders_with_no_external_url_and_no_brok
 ):
     from costapp import services
     from costapp.celery import app
-    from costapp.models import Scenario
 
+    from .factories import ScenarioFactory
     from .runs_helpers import scenario_document
 
-    user = get_user_model().objects.create_user("lead", is_staff=True)
+    user = UserFactory(username="lead", is_staff=True, roles=[ANALYST])
     user.user_permissions.add(*Permission.objects.filter(codename__endswith="quote"))
-    user.groups.add(Group.objects.get(name="analyst"))
     # a scenario with a finished run (tasks in this process), so the run pages are crawled too
-    scenario = Scenario.objects.create(
+    scenario = ScenarioFactory(
         owner=user, name="fleet", document=scenario_document(paths=1_000, seed=1)
     )
     eager = app.conf.task_always_eager
@@ -200,7 +201,7 @@ def test_pages_use_a_bounded_number_of_queries(client, catalog, django_assert_ma
 def test_a_claim_page_is_computed_again_when_the_gpu_figures_change(client, catalog_gpus):
     from hardware.models import GpuModel
 
-    client.force_login(get_user_model().objects.create_user("ana"))
+    client.force_login(UserFactory(username="ana"))
     client.get("/claims/7b-fp16-needs-28gb/")  # fills the per-process cache
     l4 = GpuModel.objects.get(slug="l4")
     l4.memory_gb = Decimal("12")  # 16.8 GB of weights and cache no longer fit one L4
@@ -213,7 +214,7 @@ def test_a_claim_page_is_computed_again_when_the_gpu_figures_change(client, cata
 
 def test_a_claim_page_on_a_catalog_without_its_gpu_says_so_instead_of_failing(client, db):
     # No catalog loaded: the page names the problem for each case, with the engine's paths.
-    client.force_login(get_user_model().objects.create_user("ana"))
+    client.force_login(UserFactory(username="ana"))
     response = client.get("/claims/dedicated-saves-half/")
     assert response.status_code == 200
     html = response.content.decode()
