@@ -3,13 +3,25 @@
 ``API_TOKEN_LIFETIME``."""
 
 from django.contrib.auth import authenticate
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema, extend_schema_view
+from knox.models import AuthToken
 from rest_framework import exceptions, mixins, status, viewsets
-from rest_framework.permissions import AllowAny, IsAuthenticated
+from rest_framework.permissions import AllowAny, BasePermission, IsAuthenticated
+from rest_framework.request import Request
 from rest_framework.response import Response
 
 from . import selectors, services
 from .serializers import NewTokenSerializer, TokenCreateSerializer, TokenSerializer
+
+
+def _signed_in(request: Request) -> AbstractBaseUser:
+    """The request's user, who must be signed in (the permissions let no one else this far)."""
+    user = request.user
+    if not isinstance(user, AbstractBaseUser) or not user.is_authenticated:
+        raise exceptions.NotAuthenticated()
+    return user
 
 
 @extend_schema_view(
@@ -26,33 +38,33 @@ class TokenViewSet(mixins.ListModelMixin, mixins.DestroyModelMixin, viewsets.Gen
     lookup_value_regex = "[^/]+"
     filter_backends: list = []
 
-    def get_permissions(self):
+    def get_permissions(self) -> list[BasePermission]:
         if self.action == "create":
             return [AllowAny()]
         return [IsAuthenticated()]
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[AuthToken]:
         if getattr(self, "swagger_fake_view", False):
-            return selectors.tokens_for_user(user=None).none()
-        return selectors.tokens_for_user(user=self.request.user)
+            return AuthToken.objects.none()  # the schema's generation has no user
+        return selectors.tokens_for_user(user=_signed_in(self.request))
 
     @extend_schema(
         summary="Make a token",
         request=TokenCreateSerializer,
         responses={201: NewTokenSerializer},
     )
-    def create(self, request):
+    def create(self, request: Request) -> Response:
         credentials = TokenCreateSerializer(data=request.data)
         credentials.is_valid(raise_exception=True)
         if "username" in credentials.validated_data:
-            user = authenticate(
+            user: AbstractBaseUser | None = authenticate(
                 request,
                 username=credentials.validated_data["username"],
                 password=credentials.validated_data["password"],
             )
             if user is None or not user.is_active:
                 raise exceptions.AuthenticationFailed("Wrong username or password.")
-        elif request.user and request.user.is_authenticated:
+        elif isinstance(request.user, AbstractBaseUser) and request.user.is_authenticated:
             user = request.user
         else:
             raise exceptions.NotAuthenticated(
@@ -62,5 +74,5 @@ class TokenViewSet(mixins.ListModelMixin, mixins.DestroyModelMixin, viewsets.Gen
         token.key = key
         return Response(NewTokenSerializer(token).data, status=status.HTTP_201_CREATED)
 
-    def perform_destroy(self, instance) -> None:
-        services.token_revoke(user=self.request.user, token_id=instance.token_key)
+    def perform_destroy(self, instance: AuthToken) -> None:
+        services.token_revoke(user=_signed_in(self.request), token_id=instance.token_key)

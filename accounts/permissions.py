@@ -4,16 +4,24 @@ An anonymous request is refused before these run (401 with ``WWW-Authenticate: T
 token authentication comes first); a signed-in user without the role gets 403.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
 from accounts.roles import ADMIN, ANALYST, CATALOG_EDITOR, VIEWER, user_has_role
+
+if TYPE_CHECKING:  # rest_framework.views reads the settings that name this module
+    from rest_framework.request import Request
+    from rest_framework.views import APIView
 
 
 class _RolePermission(BasePermission):
     read_role = VIEWER
     write_role = ADMIN
 
-    def has_permission(self, request, view) -> bool:
+    def has_permission(self, request: Request, view: APIView) -> bool:
         role = self.read_role if request.method in SAFE_METHODS else self.write_role
         return bool(
             request.user and request.user.is_authenticated and user_has_role(request.user, role)

@@ -30,8 +30,8 @@ def user_role(user: Any) -> str | None:
         return None
     if user.is_superuser:
         return ADMIN
-    cached = getattr(user, "_gpu_tco_role", False)
-    if cached is not False:
+    if hasattr(user, "_gpu_tco_role"):
+        cached: str | None = user._gpu_tco_role
         return cached
     names = set(user.groups.values_list("name", flat=True))
     return remember_role(user, [role in names for role in ROLES])

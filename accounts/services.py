@@ -1,5 +1,7 @@
 """Writes for users and tokens."""
 
+from collections.abc import Callable
+
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, Group
@@ -28,7 +30,7 @@ DEMO_ROLE_USERNAMES = {role: f"demo-{role}" for role in ROLES}
 
 
 @transaction.atomic
-def demo_role_users_create(*, password_factory) -> dict[str, str]:
+def demo_role_users_create(*, password_factory: Callable[[], str]) -> dict[str, str]:
     """One user per role (``demo-viewer`` … ``demo-admin``), each in its role's group only,
     with a fresh password from ``password_factory()``; returns ``{username: password}``."""
     passwords = {}

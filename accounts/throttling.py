@@ -10,8 +10,10 @@ Redis the log is a sorted set checked and updated by one script (one round trip,
 two workers cannot both take the last request of a budget); with another cache, DRF's own list.
 """
 
+from __future__ import annotations
+
 import secrets
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from rest_framework.throttling import SimpleRateThrottle
@@ -46,6 +48,11 @@ def _sliding_log(cache: Any) -> Any:
     return script
 
 
+if TYPE_CHECKING:  # rest_framework.views reads the settings that name this module
+    from rest_framework.request import Request
+    from rest_framework.views import APIView
+
+
 class TokenRateThrottle(SimpleRateThrottle):
     """At most ``API_THROTTLE_RATE`` requests per token (per user for sessions)."""
 
@@ -58,7 +65,7 @@ class TokenRateThrottle(SimpleRateThrottle):
     def get_rate(self) -> str | None:
         return settings.API_THROTTLE_RATE
 
-    def allow_request(self, request, view) -> bool:
+    def allow_request(self, request: Request, view: APIView) -> bool:
         self.rate = self.get_rate()
         self.num_requests, self.duration = self.parse_rate(self.rate)
         self.window: tuple[int, float] | None = None
@@ -83,7 +90,7 @@ class TokenRateThrottle(SimpleRateThrottle):
         available = self.num_requests - count + 1
         return None if available <= 0 else remaining / float(available)
 
-    def get_cache_key(self, request, view) -> str:
+    def get_cache_key(self, request: Request, view: APIView) -> str:
         token = getattr(request, "auth", None)
         token_key = getattr(token, "token_key", None)
         if token_key:

@@ -216,7 +216,7 @@ def cpu_seconds(pids: list[int]) -> float:
 
 
 def children(pid: int) -> list[int]:
-    found = []
+    found: list[int] = []
     for task in Path(f"/proc/{pid}/task").iterdir():
         text = (task / "children").read_text().split()
         found.extend(int(p) for p in text)

@@ -150,7 +150,8 @@ def write_offer_file(path: Path, *, target_bytes: int, seed: int = 0) -> OfferFi
     count = max(8, target_bytes // per_sku_bytes)
     others = [f"{family}.{size}" for family in OTHER_FAMILIES for size in SIZES]
     seen: set[tuple] = set()
-    skus = []
+    # (sku, instance type, GPUs, region, location, (system, software, tenancy, capacity), USD)
+    skus: list[tuple[str, str, int, str, str, tuple[str, str, str, str], float]] = []
     collisions = 0
     while len(skus) < count:
         if collisions > 10_000:

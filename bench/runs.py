@@ -362,7 +362,7 @@ def _bench_document(
 def _stored_block_bytes(run: Any) -> int:
     """Bytes of block results a run keeps until its merge (computed again as a worker does)."""
     from costapp import services
-    from costapp.tco.core import plan_build
+    from costapp.tco import plan_build
 
     plan = plan_build(run.inputs, run.gpus)
     return sum(

@@ -21,8 +21,7 @@ from costapp import selectors, services
 from costapp.forms import CatalogChoices, ScenarioBuilder, catalog_choices
 from costapp.models import Scenario
 from costapp.run_views import analyst_required
-from costapp.tco import jsonio, schema
-from costapp.tco.errors import FieldError, ScenarioError
+from costapp.tco import FieldError, ScenarioError, loads, schema
 from hardware import selectors as catalog
 
 OFFER_BILLINGS = {
@@ -182,7 +181,7 @@ def _json_action(
         )
 
     try:
-        document = jsonio.loads(text)
+        document = loads(text)
     except ScenarioError as exc:
         return _render(
             request,

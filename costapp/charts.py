@@ -22,7 +22,7 @@ import plotly.io as pio
 from plotly.subplots import make_subplots
 
 from costapp import sizing_summary as summary
-from costapp.tco.core import CATEGORIES
+from costapp.tco import CATEGORIES
 
 COLORS = (
     "#2457c5",

@@ -1,6 +1,10 @@
 """Start-up checks: a missing SECRET_KEY stops every command that runs the system checks
 (runserver, migrate, load_catalog, check) and the WSGI application, with one clear message."""
 
+from collections.abc import Sequence
+from typing import Any
+
+from django.apps import AppConfig
 from django.conf import settings
 from django.core import checks
 from django.core.exceptions import ImproperlyConfigured
@@ -12,12 +16,18 @@ SECRET_KEY_MESSAGE = (
 
 
 def secret_key_is_set() -> bool:
-    # settings.SECRET_KEY itself raises when empty: read the raw value.
-    return bool(getattr(settings._wrapped, "SECRET_KEY", "")) if settings.configured else False
+    if not settings.configured:
+        return False
+    try:
+        return bool(settings.SECRET_KEY)
+    except ImproperlyConfigured:  # what reading an empty SECRET_KEY raises
+        return False
 
 
 @checks.register(checks.Tags.security)
-def check_secret_key(app_configs, **kwargs) -> list[checks.CheckMessage]:
+def check_secret_key(
+    app_configs: Sequence[AppConfig] | None, **kwargs: Any
+) -> list[checks.CheckMessage]:
     """An error when SECRET_KEY is empty."""
     if secret_key_is_set():
         return []

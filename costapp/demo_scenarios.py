@@ -13,7 +13,7 @@ from django.db import transaction
 from costapp import services
 from costapp.claims import CLAIMS
 from costapp.models import Scenario, SimulationRun
-from costapp.tco.errors import ScenarioError
+from costapp.tco import ScenarioError
 
 logger = logging.getLogger(__name__)
 

@@ -25,9 +25,7 @@ from typing import Any
 from django import forms
 from django.forms import formset_factory
 
-from costapp.tco import schema
-from costapp.tco.errors import FieldError
-from costapp.tco.schema import FieldSpec
+from costapp.tco import FieldError, FieldSpec, schema
 from hardware import selectors as catalog
 from hardware.models import stale_before
 

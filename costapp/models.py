@@ -22,6 +22,10 @@ class ExactJSONField(models.TextField):
     a scenario document as its owner wrote it. Non-finite numbers are refused on the way in.
     """
 
+    # The value types django-stubs' plugin gives the field (any JSON value, not TextField's str).
+    _pyi_private_set_type: Any
+    _pyi_private_get_type: Any
+
     def from_db_value(self, value: str | None, expression: Any, connection: Any) -> Any:
         return None if value is None else json.loads(value)
 

@@ -23,7 +23,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from accounts.roles import ANALYST, user_has_role
 from costapp import charts, selectors, services, sizing_summary
 from costapp.models import Scenario, SimulationRun
-from costapp.tco.errors import ScenarioError
+from costapp.tco import ScenarioError
 
 HEAVY_FIELDS = (
     "inputs",
@@ -156,8 +156,8 @@ def _scenario_run(request: HttpRequest, found: Scenario) -> HttpResponse:
         return redirect("scenario", pk=found.pk)
     except ScenarioError as exc:
         problems = "; ".join(
-            f"{error['field']}: {error['message']}" if error.get("field") else error["message"]
-            for error in exc.as_dicts()
+            f"{error.field}: {error.message}" if error.field else error.message
+            for error in exc.errors
         )
         messages.error(request, f"The scenario cannot be run: {problems}")
         return redirect("scenario", pk=found.pk)

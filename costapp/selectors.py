@@ -309,10 +309,10 @@ def _used_billings(document: dict, option: dict) -> list[str]:
 def _offer_warnings(document: dict, option: dict, refs: CatalogRefs) -> list[str]:
     offer = option["offer"]
     key = (offer.get("provider"), offer.get("instance"), offer.get("region"))
-    entry = refs.offers.get(key)  # type: ignore[arg-type]
-    standing = (entry or {}).get("standing")
-    if not standing:
+    entry = refs.offers.get(key)
+    if entry is None or "standing" not in entry:
         return []
+    standing = entry["standing"]
     name = option.get("name")
     what = f"{standing['provider']} {standing['instance']} in {standing['region']}"
     warnings = []
@@ -356,11 +356,14 @@ def _positive(value: Any) -> bool:
 
 
 def _quote_warnings(option: dict, refs: CatalogRefs, today: date) -> list[str]:
-    quotes = {"dedicated": refs.dedicated_quotes, "on_prem": refs.purchase_quotes}
-    terms = quotes.get(option.get("type"), {}).get(option["quote"])  # type: ignore[call-overload]
-    standing = (terms or {}).get("standing")
-    if not standing:
+    terms: DedicatedQuoteTerms | PurchaseQuoteTerms | None = None
+    if option.get("type") == "dedicated":
+        terms = refs.dedicated_quotes.get(option["quote"])
+    elif option.get("type") == "on_prem":
+        terms = refs.purchase_quotes.get(option["quote"])
+    if terms is None or "standing" not in terms:
         return []
+    standing = terms["standing"]
     kind = "dedicated-server" if option.get("type") == "dedicated" else "purchase"
     subject = (
         f'Option "{option.get("name")}" uses {kind} quote {standing["reference"]} '

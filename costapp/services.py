@@ -48,12 +48,32 @@ from costapp.selectors import (
     run_sizing_charts,
     scenario_catalog_refs,
 )
-from costapp.tco import montecarlo, sizing
-from costapp.tco.core import CATEGORIES, Futures, Plan, plan_build, plan_cost
-from costapp.tco.curves import cost_curves
-from costapp.tco.engine import ENGINE_VERSION, simulate, simulate_normalized
-from costapp.tco.errors import FieldError, ScenarioError
-from costapp.tco.validation import normalize
+from costapp.tco import (
+    BLOCK_PATHS,
+    CATEGORIES,
+    CUMULATIVE_PATHS,
+    ENGINE_VERSION,
+    BlockResults,
+    FieldError,
+    Futures,
+    Plan,
+    ScenarioError,
+    SweepBlockResults,
+    block_count,
+    blocks_compute,
+    blocks_merge,
+    candidate_sizes,
+    cost_curves,
+    normalize,
+    plan_build,
+    plan_cost,
+    simulate,
+    simulate_normalized,
+    summary_fields,
+    sweep_blocks_compute,
+    sweeps_bands,
+    sweeps_merge,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -235,7 +255,7 @@ class BlockKind:
     runner: Callable[[Sequence[bytes]], Callable[..., Any]]
 
 
-CUMULATIVE_BLOCKS = -(-montecarlo.CUMULATIVE_PATHS // montecarlo.BLOCK_PATHS)
+CUMULATIVE_BLOCKS = -(-CUMULATIVE_PATHS // BLOCK_PATHS)
 """The first blocks, whose paths also keep their months (for the fan charts): each one's results
 are several times larger, so they go in smaller tasks and the workers' shares stay even."""
 
@@ -243,7 +263,7 @@ are several times larger, so they go in smaller tasks and the workers' shares st
 def _montecarlo_units(inputs: Mapping[str, Any]) -> list[list[int]]:
     simulation = inputs.get("simulation") or {}
     paths = int(simulation.get("paths") or 0)
-    blocks = list(range(montecarlo.block_count(paths)))
+    blocks = list(range(block_count(paths)))
     per_task = max(1, int(settings.RUN_BLOCKS_PER_TASK))
     heavy, light = blocks[:CUMULATIVE_BLOCKS], blocks[CUMULATIVE_BLOCKS:]
     per_heavy_task = max(1, per_task // 5)
@@ -253,7 +273,7 @@ def _montecarlo_units(inputs: Mapping[str, Any]) -> list[list[int]]:
 
 
 def _montecarlo_compute(plan: Plan, inputs: Mapping[str, Any], blocks: list[int]) -> bytes:
-    results = montecarlo.blocks_compute(plan, inputs["simulation"], blocks)
+    results = blocks_compute(plan, inputs["simulation"], blocks)
     buffer = io.BytesIO()
     np.savez(
         buffer,
@@ -267,9 +287,9 @@ def _montecarlo_compute(plan: Plan, inputs: Mapping[str, Any], blocks: list[int]
     return buffer.getvalue()
 
 
-def _montecarlo_results(payload: bytes) -> montecarlo.BlockResults:
+def _montecarlo_results(payload: bytes) -> BlockResults:
     with np.load(io.BytesIO(payload), allow_pickle=False) as arrays:
-        return montecarlo.BlockResults(
+        return BlockResults(
             block_indices=tuple(int(b) for b in arrays["block_indices"]),
             block_paths=tuple(int(n) for n in arrays["block_paths"]),
             total_usd=arrays["total_usd"],
@@ -283,7 +303,7 @@ def _montecarlo_runner(payloads: Sequence[bytes]) -> Callable[..., Any]:
     results = [_montecarlo_results(payload) for payload in payloads]
 
     def run(plan: Plan, simulation: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-        return montecarlo.summary_fields(plan, montecarlo.blocks_merge(results))
+        return summary_fields(plan, blocks_merge(results))
 
     return run
 
@@ -298,7 +318,7 @@ small, and still several tasks to share between workers."""
 
 def _sizing_candidates(inputs: Mapping[str, Any]) -> int:
     return sum(
-        len(sizing.candidate_sizes(int(s["min"]), int(s["max"]), int(s["step"])))
+        len(candidate_sizes(int(s["min"]), int(s["max"]), int(s["step"])))
         for s in inputs.get("sizing") or []
     )
 
@@ -311,13 +331,13 @@ def _sizing_units(inputs: Mapping[str, Any]) -> list[list[int]]:
     candidates = _sizing_candidates(inputs)
     if paths <= 0 or candidates <= 0:
         return []
-    blocks = list(range(montecarlo.block_count(paths)))
+    blocks = list(range(block_count(paths)))
     per_task = max(1, int(settings.RUN_BLOCKS_PER_TASK) * SIZING_CANDIDATES_PER_BLOCK // candidates)
     return [blocks[i : i + per_task] for i in range(0, len(blocks), per_task)]
 
 
 def _sizing_compute(plan: Plan, inputs: Mapping[str, Any], blocks: list[int]) -> bytes:
-    results = sizing.sweep_blocks_compute(plan, blocks)
+    results = sweep_blocks_compute(plan, blocks)
     arrays: dict[str, Any] = {
         "block_indices": np.asarray(results.block_indices, dtype=np.int64),
         "block_paths": np.asarray(results.block_paths, dtype=np.int64),
@@ -331,10 +351,10 @@ def _sizing_compute(plan: Plan, inputs: Mapping[str, Any], blocks: list[int]) ->
     return buffer.getvalue()
 
 
-def _sizing_results(payload: bytes) -> sizing.SweepBlockResults:
+def _sizing_results(payload: bytes) -> SweepBlockResults:
     with np.load(io.BytesIO(payload), allow_pickle=False) as arrays:
         sweeps = int(arrays["sweeps"])
-        return sizing.SweepBlockResults(
+        return SweepBlockResults(
             block_indices=tuple(int(b) for b in arrays["block_indices"]),
             block_paths=tuple(int(n) for n in arrays["block_paths"]),
             npv_usd=tuple(arrays[f"npv_usd_{s}"] for s in range(sweeps)),
@@ -346,7 +366,7 @@ def _sizing_runner(payloads: Sequence[bytes]) -> Callable[..., Any]:
     results = [_sizing_results(payload) for payload in payloads]
 
     def run(plan: Plan) -> list[dict[str, Any]]:
-        return sizing.sweeps_merge(plan, results)
+        return sweeps_merge(plan, results)
 
     return run
 
@@ -356,7 +376,7 @@ def _sizing_bands(plan: Plan, payloads: Sequence[bytes]) -> list[dict[str, Any]]
     them, in unit order); None when the run has no sweep blocks (no sweeps, or no paths)."""
     if not payloads:
         return None
-    return sizing.sweeps_bands(plan, [_sizing_results(payload) for payload in payloads])
+    return sweeps_bands(plan, [_sizing_results(payload) for payload in payloads])
 
 
 BLOCK_KINDS: dict[str, BlockKind] = {
@@ -419,10 +439,12 @@ def _payload_keep(*, run_id: int, kind: str, unit: int, payload: bytes) -> bytes
 
 
 def _payloads_fetch(
-    *, run_id: int, rows: list[tuple[str, int, bytes]]
+    *, run_id: int, rows: list[tuple[str, int, bytes | memoryview]]
 ) -> dict[tuple[str, int], bytes | None]:
     """The block results of a run's rows; ``None`` where Redis no longer holds one."""
-    kept = {(kind, unit): bytes(payload) for kind, unit, payload in rows}
+    kept: dict[tuple[str, int], bytes | None] = {
+        (kind, unit): bytes(payload) for kind, unit, payload in rows
+    }
     elsewhere = [key for key, payload in kept.items() if not payload]
     if elsewhere:
         values = _redis().mget([_payload_key(run_id, kind, unit) for kind, unit in elsewhere])
@@ -758,10 +780,11 @@ def run_merge(*, run_id: int) -> None:
     if lost:
         _units_redo(run_id=run_id, units=lost)
         return
+    held = {key: payload for key, payload in stored.items() if payload is not None}
     try:
         runners = {
             spec.engine_keyword: spec.runner(
-                [stored[(kind, unit)] for kind, unit, _b in units if kind == name]
+                [held[(kind, unit)] for kind, unit, _b in units if kind == name]
             )
             for name, spec in BLOCK_KINDS.items()
             if any(kind == name for kind, _u, _b in units)

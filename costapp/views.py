@@ -23,8 +23,7 @@ from costapp.claims import CLAIMS, Claim, claim_get
 from costapp.run_views import dashboard_runs
 from costapp.selectors import engine_gpu_figures
 from costapp.services import scenario_simulate
-from costapp.tco import ScenarioError
-from costapp.tco.curves import cost_curves
+from costapp.tco import ScenarioError, cost_curves
 from hardware.selectors import cheapest_current_prices, latest_price_changes, offer_price_history
 
 from .health import health_report

@@ -4,6 +4,9 @@ Prices, egress tiers and quotes keep a history of every change (who, when, what)
 each object's "History" page; hand edits made here are recorded with the signed-in user.
 """
 
+from collections.abc import Callable
+from typing import Any
+
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
@@ -71,7 +74,9 @@ class FlaggedFilter(admin.SimpleListFilter):
     title = "flagged"
     parameter_name = "flagged"
 
-    def lookups(self, request, model_admin):
+    def lookups(
+        self, request: HttpRequest, model_admin: "admin.ModelAdmin[Any]"
+    ) -> tuple[tuple[str, str], ...]:
         return (("yes", "flagged"), ("no", "not flagged"))
 
     def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
@@ -174,7 +179,7 @@ class RefreshRunAdmin(admin.ModelAdmin):
     search_fields = ("provider", "feed_name", "feed_sha256")
     actions = ("approve", "discard")
 
-    def get_readonly_fields(self, request, obj=None):
+    def get_readonly_fields(self, request: HttpRequest, obj: RefreshRun | None = None) -> list[str]:
         return [f.name for f in RefreshRun._meta.fields] + ["diff"]
 
     @admin.display(description="diff (while held: what approving changes)")
@@ -191,10 +196,16 @@ class RefreshRunAdmin(admin.ModelAdmin):
         ]
         return format_html_join(mark_safe("<br>"), "{}", ((line,) for line in lines)) or "-"
 
-    def has_add_permission(self, request):
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def _each_held(self, request, queryset, service, done: str) -> None:
+    def _each_held(
+        self,
+        request: HttpRequest,
+        queryset: QuerySet[RefreshRun],
+        service: Callable[..., RefreshRun],
+        done: str,
+    ) -> None:
         for run in queryset:
             try:
                 run = service(run_id=run.pk)
@@ -204,9 +215,9 @@ class RefreshRunAdmin(admin.ModelAdmin):
             self.message_user(request, f"{run}: {done}")
 
     @admin.action(description="Approve the selected held refreshes (apply them as staged)")
-    def approve(self, request, queryset):
+    def approve(self, request: HttpRequest, queryset: QuerySet[RefreshRun]) -> None:
         self._each_held(request, queryset, refresh_run_approve, "approved")
 
     @admin.action(description="Discard the selected held refreshes")
-    def discard(self, request, queryset):
+    def discard(self, request: HttpRequest, queryset: QuerySet[RefreshRun]) -> None:
         self._each_held(request, queryset, refresh_run_discard, "discarded")

@@ -5,10 +5,11 @@ A FilterSet here filters whatever queryset it is given: the Prices page passes t
 """
 
 from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
 
 import django_filters
 from django import forms
-from django.db.models import Q, QuerySet
+from django.db.models import Model, Q, QuerySet
 
 from .models import (
     MONEY,
@@ -64,12 +65,12 @@ class IntegerFilter(django_filters.NumberFilter):
 class StableOrderingFilter(django_filters.OrderingFilter):
     """``?ordering=field`` or ``-field``; ties broken by a fixed order so pagination is stable."""
 
-    def __init__(self, *args, tie_break: tuple[str, ...] = ("pk",), **kwargs):
+    def __init__(self, *args: Any, tie_break: tuple[str, ...] = ("pk",), **kwargs: Any) -> None:
         self.tie_break = tie_break
         super().__init__(*args, **kwargs)
 
-    def filter(self, qs: QuerySet, value) -> QuerySet:
-        if value in django_filters.constants.EMPTY_VALUES:
+    def filter(self, qs: QuerySet, value: list[str] | None) -> QuerySet:
+        if not value:  # None or [] (django_filters.constants.EMPTY_VALUES)
             return qs
         ordering = [self.get_ordering_value(param) for param in value]
         return qs.order_by(*ordering, *self.tie_break)
@@ -78,8 +79,9 @@ class StableOrderingFilter(django_filters.OrderingFilter):
 class PriceFilterForm(forms.Form):
     """The form behind ``PriceFilterSet``: checks that ranges are not reversed."""
 
-    def clean(self):
-        cleaned = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        cleaned = self.cleaned_data
         low, high = cleaned.get("min_usd_per_gpu_hour"), cleaned.get("max_usd_per_gpu_hour")
         if low is not None and high is not None and low > high:
             raise forms.ValidationError(
@@ -217,7 +219,7 @@ def _search(queryset: QuerySet, value: str, fields: tuple[str, ...]) -> QuerySet
 class SearchFilter(django_filters.CharFilter):
     """``q``: free text; every word must appear in one of the given fields."""
 
-    def __init__(self, *args, search_fields: tuple[str, ...], **kwargs):
+    def __init__(self, *args: Any, search_fields: tuple[str, ...], **kwargs: Any) -> None:
         self.search_fields = search_fields
         kwargs.setdefault("label", "Search")
         kwargs.setdefault("max_length", 200)
@@ -229,9 +231,14 @@ class SearchFilter(django_filters.CharFilter):
         return _search(qs, value, self.search_fields)
 
 
-def _slug_choice(field_name: str, model, label: str) -> django_filters.ModelChoiceFilter:
+def _slug_choice(
+    field_name: str, model: type[Model], label: str
+) -> django_filters.ModelChoiceFilter:
     return django_filters.ModelChoiceFilter(
-        field_name=field_name, to_field_name="slug", queryset=model.objects.all(), label=label
+        field_name=field_name,
+        to_field_name="slug",
+        queryset=model._default_manager.all(),
+        label=label,
     )
 
 

@@ -1,6 +1,7 @@
 """Forms of the catalog pages: create and edit quotes."""
 
 from decimal import Decimal
+from typing import Any
 
 from django import forms
 
@@ -17,14 +18,15 @@ class QuoteForm(forms.ModelForm):
     not_negative: tuple[str, ...] = ()
     fractions: tuple[str, ...] = ()
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         for name, value in self.initial.items():
             if isinstance(value, Decimal):  # as written: 14600, 0, 2.5; not 0E-10 or 2.5000000000
                 self.initial[name] = format(value.normalize(), "f")
 
-    def clean(self):
-        cleaned = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        cleaned = self.cleaned_data
         for name in self.positive:
             value = cleaned.get(name)
             if value is not None and value <= 0:

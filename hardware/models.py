@@ -2,6 +2,7 @@
 
 from datetime import date, timedelta
 from decimal import Decimal
+from typing import Any, TypedDict
 
 from django.conf import settings
 from django.db import models
@@ -60,7 +61,12 @@ class GpuModel(models.Model):
 
 
 # Money: USD as Decimal with 10 decimal places (up to 10 integer digits).
-MONEY = {"max_digits": 20, "decimal_places": 10}
+class _MoneyDigits(TypedDict):
+    max_digits: int
+    decimal_places: int
+
+
+MONEY: _MoneyDigits = {"max_digits": 20, "decimal_places": 10}
 
 
 MONEY_QUANTUM = Decimal("1E-10")
@@ -285,7 +291,7 @@ class InstancePrice(models.Model):
     def __str__(self) -> str:
         return f"{self.offer} {self.region.code} {self.billing} {self.usd_per_hour}"
 
-    def save(self, *args, **kwargs):
+    def save(self, *args: Any, **kwargs: Any) -> None:
         """Keep ``usd_per_gpu_hour`` derived from ``usd_per_hour`` and the offer's GPU count."""
         self.derive_usd_per_gpu_hour()
         update_fields = kwargs.get("update_fields")
@@ -339,6 +345,9 @@ class EgressTier(models.Model):
         null=True, blank=True, help_text="the date the source gave the tiers"
     )
     history = HistoricalRecords()
+    # Set before save() or delete(): simple_history's HistoricalRecords writes it into the history
+    # row as the change's reason.
+    _change_reason: str
 
     class Meta:
         ordering = ["provider__slug", models.F("up_to_tb").asc(nulls_last=True)]
@@ -378,6 +387,10 @@ class Quote(models.Model):
     """What every vendor quote has: who quoted it, for which servers, and whether it still
     stands. Abstract: ``DedicatedQuote`` and ``PurchaseQuote`` add their own figures and their
     link to the GPU model."""
+
+    # Set before save() or delete(): simple_history's HistoricalRecords writes it into the history
+    # row as the change's reason.
+    _change_reason: str
 
     vendor = models.CharField(max_length=120)
     reference = models.CharField(max_length=80, help_text="the vendor's quote number")

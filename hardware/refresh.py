@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -171,7 +172,7 @@ def price_refresh(*, source: str, paths: Feed, provider: str, dry_run: bool = Fa
     return _refresh(source=source, pages=paths, provider=provider)
 
 
-def refresh_run_start(*, source: str, provider: str, feed_name: str, **fields) -> RefreshRun:
+def refresh_run_start(*, source: str, provider: str, feed_name: str, **fields: Any) -> RefreshRun:
     """A new ``running`` run, on record at once (``fields``: more of its columns)."""
     return RefreshRun.objects.create(
         source=source,
@@ -418,10 +419,12 @@ def _plan_egress(run: RefreshRun, plan: RefreshPlan, factor: Decimal) -> None:
             "new_usd_per_gb": None if new is None else str(new.usd_per_gb),
         }
         plan.egress_changes.append(change)
+        if old is None:
+            continue  # a new tier conflicts with nothing
         why = ""
-        if old is not None and old.pk in hand:
+        if old.pk in hand:
             why = "edited by hand"
-        elif old is not None and new is not None:
+        elif new is not None:
             low, high = sorted((old.usd_per_gb, new.usd_per_gb))
             if low > 0 and high / low > factor:
                 why = "moves more than allowed"

@@ -371,10 +371,10 @@ def egress_tiers_load(
         if kept:
             counts.kept += kept
             continue
-        for bound, tier in stored.items():
+        for bound, old_tier in stored.items():
             if bound not in wanted:
-                tier._change_reason = f"not in {source_name}"
-                tier.delete()
+                old_tier._change_reason = f"not in {source_name}"
+                old_tier.delete()
                 counts.deleted += 1
         for row in tiers:
             values = {

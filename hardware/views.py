@@ -35,7 +35,7 @@ def _sort_columns(ordering: list[str] | None) -> dict[str, dict[str, str | None]
     """Per sortable column: its ``aria-sort`` state and the ``ordering`` its header link asks
     for (ascending first, then descending)."""
     current = ordering[0] if ordering else None
-    columns = {}
+    columns: dict[str, dict[str, str | None]] = {}
     for name in PRICE_ORDERING:
         if current == name:
             columns[name] = {"state": "ascending", "next": f"-{name}"}

@@ -14,7 +14,6 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import Group
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
@@ -25,10 +24,17 @@ from hardware.models import (
     Billing,
     GpuModel,
     InstanceOffer,
-    InstancePrice,
     Provider,
     ProviderKind,
     Region,
+)
+from tests.factories import UserFactory
+from tests.hardware.factories import (
+    GpuModelFactory,
+    InstanceOfferFactory,
+    InstancePriceFactory,
+    ProviderFactory,
+    RegionFactory,
 )
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -48,24 +54,17 @@ class Base:
 
 
 def make_gpu(slug: str, **extra: Any) -> GpuModel:
-    fields = {
-        "name": slug.upper(),
-        "vendor": "NVIDIA",
-        "memory_gb": Decimal("80"),
-        "memory_bandwidth_tb_s": Decimal("3.35"),
-        **extra,
-    }
-    return GpuModel.objects.create(slug=slug, **fields)
+    """A GPU with memory figures only (no throughput)."""
+    fields = {"memory_bandwidth_tb_s": Decimal("3.35"), "bf16_dense_tflops": None, **extra}
+    return GpuModelFactory(slug=slug, **fields)
 
 
 def make_base() -> Base:
     gpu = make_gpu("h100-test", tdp_w=700)
-    other = make_gpu("l4-test", vendor="NVIDIA", memory_gb=Decimal("24"))
-    provider = Provider.objects.create(slug="cloudco", name="CloudCo", kind=ProviderKind.GPU_CLOUD)
-    region = Region.objects.create(provider=provider, code="us-east-1", name="Virginia")
-    offer = InstanceOffer.objects.create(
-        provider=provider, instance_type="gpu.8x", gpu=gpu, gpu_count=8
-    )
+    other = make_gpu("l4-test", memory_gb=Decimal("24"))
+    provider = ProviderFactory(slug="cloudco", name="CloudCo", kind=ProviderKind.GPU_CLOUD)
+    region = RegionFactory(provider=provider, code="us-east-1", name="Virginia")
+    offer = InstanceOfferFactory(provider=provider, instance_type="gpu.8x", gpu=gpu, gpu_count=8)
     return Base(gpu, other, provider, region, offer)
 
 
@@ -78,19 +77,19 @@ def make_price(offer: InstanceOffer, region: Region, usd_per_hour: str, **extra:
         "source_name": "test",
         **extra,
     }
-    return InstancePrice.objects.create(
+    return InstancePriceFactory(
         offer=offer, region=region, usd_per_hour=Decimal(usd_per_hour), **fields
     )
 
 
-def role_clients(user_model) -> dict[str | None, APIClient]:
+def role_clients() -> dict[str | None, APIClient]:
     """A token-authenticated client per role; ``"none"`` signed in without a role, ``None``
     anonymous."""
     clients: dict[str | None, APIClient] = {None: APIClient()}
     for role in (*ROLES, "none"):
-        user = user_model.objects.create_user(f"user-{role}")  # tokens only: no password
-        if role != "none":
-            user.groups.add(Group.objects.get(name=role))
+        user = UserFactory(  # tokens only: no usable password
+            username=f"user-{role}", password=None, roles=[] if role == "none" else [role]
+        )
         _, key = token_create(user=user)
         clients[role] = APIClient(HTTP_AUTHORIZATION=f"Token {key}")
     return clients
@@ -124,8 +123,8 @@ class CatalogCrudTests:
         return make_base()
 
     @pytest.fixture
-    def role_clients(self, db, django_user_model) -> dict[str | None, APIClient]:
-        return role_clients(django_user_model)
+    def role_clients(self, db) -> dict[str | None, APIClient]:
+        return role_clients()
 
     # --- helpers ---------------------------------------------------------------------------
 

@@ -4,7 +4,6 @@ the schema. The test reports how many requests it made."""
 
 import pytest
 import schemathesis
-from django.contrib.auth.models import Group
 from django.core import signals
 from django.core.wsgi import get_wsgi_application
 from django.db import close_old_connections
@@ -20,6 +19,7 @@ from accounts.roles import ADMIN
 from accounts.services import token_create
 from hardware.models import EgressTier
 from tests.api_crud import make_base, make_price
+from tests.factories import UserFactory
 
 EXAMPLES_PER_OPERATION = 12
 CHECKS = [not_a_server_error, response_schema_conformance, content_type_conformance]
@@ -33,8 +33,7 @@ def test_every_operation_answers_within_its_schema_and_never_5xx(
     base = make_base()
     make_price(base.offer, base.region, "23.92")
     EgressTier.objects.create(provider=base.provider, up_to_tb=None, usd_per_gb="0.09")
-    admin = django_user_model.objects.create_user("schema-admin")
-    admin.groups.add(Group.objects.get(name=ADMIN))
+    admin = UserFactory(username="schema-admin", roles=[ADMIN])
     _, key = token_create(user=admin)
     headers = {"Authorization": f"Token {key}"}
 

@@ -11,6 +11,7 @@ from django.http import HttpRequest, JsonResponse
 from django.urls import Resolver404, resolve
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions
+from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -45,7 +46,7 @@ def flatten_errors(detail: Any, path: str | None = None) -> list[dict[str, Any]]
     return [{"field": path, "message": str(detail)}]
 
 
-def exception_handler(exc: Exception, context: dict[str, Any]):
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """DRF's handler, with every 4xx body rewritten to the API's error format."""
     response = drf_exception_handler(exc, context)
     if response is None:

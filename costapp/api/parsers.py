@@ -8,8 +8,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import JSONParser
 from rest_framework.settings import api_settings
 
-from costapp.tco import jsonio
-from costapp.tco.errors import FieldError, ScenarioError
+from costapp.tco import FieldError, ScenarioError, loads
 
 
 def scenario_error_detail(
@@ -38,7 +37,7 @@ class StrictJSONParser(JSONParser):
     def parse(self, stream: Any, media_type: Any = None, parser_context: Any = None) -> Any:
         text = stream.read() if stream is not None else b""
         try:
-            return jsonio.loads(text)
+            return loads(text)
         except ScenarioError as exc:
             raise ValidationError(scenario_error_detail(exc.errors, prefix=self.prefix)) from None
 

@@ -7,7 +7,7 @@ from rest_framework import serializers
 from costapp import services
 from costapp.api.parsers import scenario_error_detail
 from costapp.models import Scenario, SimulationRun
-from costapp.tco.errors import ScenarioError
+from costapp.tco import ScenarioError
 
 MAX_SEED = 2**63 - 1
 MAX_PATHS = 100_000
@@ -83,7 +83,7 @@ class ScenarioSerializer(serializers.HyperlinkedModelSerializer):
 class RunSerializer(serializers.HyperlinkedModelSerializer):
     """A run: its state, and its result document once it has succeeded."""
 
-    scenario = serializers.PrimaryKeyRelatedField(
+    scenario: serializers.PrimaryKeyRelatedField[Scenario] = serializers.PrimaryKeyRelatedField(
         read_only=True, help_text="id of the scenario this run prices [id]"
     )
     result = serializers.JSONField(

@@ -19,6 +19,7 @@ from rest_framework.exceptions import APIException, PermissionDenied, Validation
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
+from rest_framework.serializers import BaseSerializer
 from rest_framework.views import APIView
 
 from accounts.permissions import AnalystPermission
@@ -26,7 +27,7 @@ from costapp import selectors, services
 from costapp.api.parsers import DocumentJSONParser, StrictJSONParser, scenario_error_detail
 from costapp.api.serializers import RunCreateSerializer, RunSerializer, ScenarioSerializer
 from costapp.models import Scenario, SimulationRun
-from costapp.tco.errors import ScenarioError
+from costapp.tco import ScenarioError
 
 
 class EscapedJSONRenderer(renderers.JSONRenderer):
@@ -71,8 +72,10 @@ class ScenarioViewSet(viewsets.ModelViewSet):
             return Scenario.objects.none()
         return selectors.scenarios_visible(user=self.request.user)
 
-    def perform_update(self, serializer: ScenarioSerializer) -> None:
-        _owned(self.request, serializer.instance, "change it")
+    def perform_update(self, serializer: BaseSerializer[Scenario]) -> None:
+        scenario = serializer.instance
+        assert scenario is not None  # an update always has its row
+        _owned(self.request, scenario, "change it")
         serializer.save()
 
     def perform_destroy(self, instance: Scenario) -> None:
@@ -124,7 +127,9 @@ class CSVRenderer(renderers.BaseRenderer):
     format = "csv"
     charset = "utf-8"
 
-    def render(self, data: Any, accepted_media_type: Any = None, renderer_context: Any = None):
+    def render(
+        self, data: Any, accepted_media_type: Any = None, renderer_context: Any = None
+    ) -> bytes:
         if isinstance(data, str):
             return data.encode("utf-8")
         return json.dumps(data).encode("utf-8")

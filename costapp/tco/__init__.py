@@ -11,15 +11,27 @@ document comes out. Callers outside the engine use the names below and nothing e
   :class:`PurchaseQuoteTerms`, :class:`EgressTier`), and :class:`GpuFigures`: what the catalog
   hands to the engine, as plain numbers;
 - :func:`plan_build` and the Monte Carlo and sizing-sweep block functions, for spreading paths
-  and sweep candidates over workers (version 1.1).
+  and sweep candidates over workers (version 1.1): blocks of :data:`BLOCK_PATHS` paths, the first
+  :data:`CUMULATIVE_PATHS` of them keeping their months, results as :class:`BlockResults` and
+  :class:`SweepBlockResults`, a sweep's sizes from :func:`candidate_sizes`;
+- :func:`plan_cost` of a plan on :class:`Futures` (the expected values by default), with the cost
+  :data:`CATEGORIES` of its breakdown, and :func:`cost_curves` (cost against utilization) of a
+  result's inputs.
+
+No caller outside the engine imports one of its submodules (``costapp.tco.core`` and the rest):
+an import-linter contract in ``pyproject.toml`` keeps it so. The tests may.
 """
 
 from . import schema
-from .core import Plan, plan_build
+from .core import CATEGORIES, Futures, Plan, plan_build, plan_cost
+from .curves import cost_curves
 from .engine import ENGINE_VERSION, MonteCarloRunner, SizingRunner, simulate, simulate_normalized
 from .errors import FieldError, ScenarioError, escape_text
 from .jsonio import MAX_DOCUMENT_BYTES, loads
 from .montecarlo import (
+    BLOCK_PATHS,
+    CUMULATIVE_PATHS,
+    BlockResults,
     block_count,
     block_results_from_payload,
     block_results_to_payload,
@@ -28,10 +40,14 @@ from .montecarlo import (
     summary_fields,
 )
 from .references import CatalogRefs, OfferRef
+from .schema import FieldSpec
 from .sizing import (
+    SweepBlockResults,
+    candidate_sizes,
     sweep_block_results_from_payload,
     sweep_block_results_to_payload,
     sweep_blocks_compute,
+    sweeps_bands,
     sweeps_merge,
 )
 from .types import (
@@ -50,13 +66,19 @@ from .types import (
 from .validation import Normalized, normalize
 
 __all__ = [
+    "BLOCK_PATHS",
+    "CATEGORIES",
+    "CUMULATIVE_PATHS",
     "ENGINE_VERSION",
     "GPU_FIGURE_NAMES",
     "MAX_DOCUMENT_BYTES",
+    "BlockResults",
     "CatalogRefs",
     "DedicatedQuoteTerms",
     "EgressTier",
     "FieldError",
+    "FieldSpec",
+    "Futures",
     "GpuFigures",
     "GpuTable",
     "MonteCarloRunner",
@@ -71,15 +93,19 @@ __all__ = [
     "QuoteStanding",
     "ScenarioError",
     "SizingRunner",
+    "SweepBlockResults",
     "block_count",
     "block_results_from_payload",
     "block_results_to_payload",
     "blocks_compute",
     "blocks_merge",
+    "candidate_sizes",
+    "cost_curves",
     "escape_text",
     "loads",
     "normalize",
     "plan_build",
+    "plan_cost",
     "schema",
     "simulate",
     "simulate_normalized",
@@ -87,5 +113,6 @@ __all__ = [
     "sweep_block_results_from_payload",
     "sweep_block_results_to_payload",
     "sweep_blocks_compute",
+    "sweeps_bands",
     "sweeps_merge",
 ]

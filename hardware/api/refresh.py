@@ -1,7 +1,9 @@
 """Price refreshes in the API (docs/api.md): refresh runs for admins, with a held run's diff and
 its approval or discard, and the prices that moved since a day, for every viewer."""
 
+from collections.abc import Callable
 from datetime import date
+from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -74,10 +76,10 @@ class RefreshRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
     permission_classes = [AdminPermission]
     filterset_fields = ["status", "source", "provider"]
 
-    def get_serializer_class(self):
+    def get_serializer_class(self) -> type[serializers.BaseSerializer[RefreshRun]]:
         return RefreshRunSerializer if self.action == "list" else RefreshRunDetailSerializer
 
-    def _decide(self, request: Request, service) -> Response:
+    def _decide(self, request: Request, service: Callable[..., RefreshRun]) -> Response:
         run = self.get_object()
         try:
             run = service(run_id=run.pk)
@@ -182,5 +184,5 @@ class PriceChangesView(generics.ListAPIView):
             OpenApiParameter("since", OpenApiTypes.DATE, required=True, description="YYYY-MM-DD"),
         ],
     )
-    def get(self, request: Request, *args, **kwargs) -> Response:
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().get(request, *args, **kwargs)

@@ -68,10 +68,12 @@ class RegionBriefSerializer(serializers.ModelSerializer):
 class OfferBriefSerializer(serializers.ModelSerializer):
     """An instance offer in brief."""
 
-    provider = serializers.SlugRelatedField(
+    provider: serializers.SlugRelatedField[Provider] = serializers.SlugRelatedField(
         slug_field="slug", read_only=True, help_text="provider slug"
     )
-    gpu = serializers.SlugRelatedField(slug_field="slug", read_only=True, help_text="GPU slug")
+    gpu: serializers.SlugRelatedField[GpuModel] = serializers.SlugRelatedField(
+        slug_field="slug", read_only=True, help_text="GPU slug"
+    )
 
     class Meta:
         model = InstanceOffer
@@ -183,7 +185,9 @@ class GpuModelSerializer(CatalogSerializer):
     class Meta:
         model = GpuModel
         fields = list(GPU_UNITS)
-        extra_kwargs = {name: {"help_text": text} for name, text in GPU_UNITS.items()}
+        extra_kwargs: dict[str, dict[str, Any]] = {
+            name: {"help_text": text} for name, text in GPU_UNITS.items()
+        }
         extra_kwargs["memory_gb"]["min_value"] = Decimal("0.01")
         extra_kwargs["memory_bandwidth_tb_s"]["min_value"] = Decimal("0.001")
         for name in (
@@ -344,7 +348,9 @@ class InstancePriceSerializer(CatalogSerializer):
         max_length=160,
         help_text="region: its code (of the offer's provider) on write, in brief on read",
     )
-    source = serializers.CharField(
+    # The metaclass takes declared fields out of the class, so this never shadows Field.source
+    # at run time; the stubs cannot know that.
+    source = serializers.CharField(  # type: ignore[assignment]
         source="source_name", max_length=200, help_text="file, feed or document the price came from"
     )
     first_seen = serializers.DateTimeField(
@@ -426,8 +432,11 @@ class InstancePriceSerializer(CatalogSerializer):
 
     def validate(self, attrs: dict) -> dict:
         attrs = super().validate(attrs)
-        instance = self.instance
-        offer = attrs.get("offer", instance.offer if instance else None)
+        instance: InstancePrice | None = self.instance
+        # A new price has its offer (a required field) and its first_seen (set below).
+        offer: InstanceOffer = (
+            attrs["offer"] if instance is None else attrs.get("offer", instance.offer)
+        )
         if "region" in attrs or instance is None:
             code = attrs.get("region")
             region = Region.objects.filter(provider=offer.provider, code=code).first()
@@ -446,8 +455,14 @@ class InstancePriceSerializer(CatalogSerializer):
             attrs.setdefault("first_seen", timezone.now())
             attrs.setdefault("last_seen", attrs["first_seen"])
             attrs.setdefault("stated_on", timezone.localdate())
-        first = attrs.get("first_seen", instance.first_seen if instance else None)
-        last = attrs.get("last_seen", instance.last_seen if instance else None)
+        first: datetime = (
+            attrs["first_seen"]
+            if instance is None
+            else attrs.get("first_seen", instance.first_seen)
+        )
+        last: datetime = (
+            attrs["last_seen"] if instance is None else attrs.get("last_seen", instance.last_seen)
+        )
         if last < first:
             raise serializers.ValidationError({"last_seen": "last_seen is before first_seen."})
         region = attrs.get("region", instance.region if instance else None)

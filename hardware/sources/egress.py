@@ -88,8 +88,8 @@ def _order_problem(tiers: list[EgressTierRow]) -> str:
     provider = tiers[0].provider
     if bounds[-1] is not None:
         return f"{provider}: the last tier must have no limit (empty up_to_tb)"
-    finite = bounds[:-1]
-    if any(b is None for b in finite):
+    finite = [b for b in bounds[:-1] if b is not None]
+    if len(finite) < len(bounds) - 1:
         return f"{provider}: only the last tier may have no limit"
     if any(a >= b for a, b in zip(finite, finite[1:], strict=False)):
         return f"{provider}: up_to_tb must rise from tier to tier"

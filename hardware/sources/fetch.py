@@ -100,7 +100,7 @@ def url_shown(url: str) -> str:
     ]
     if not any(k.lower() in SECRET_PARAMS for k, _ in hidden):
         return url
-    return str(parsed.copy_with(params=httpx.QueryParams(hidden)))
+    return str(parsed.copy_with(params=httpx.QueryParams(tuple(hidden))))
 
 
 def _retry_after_s(response: httpx.Response) -> float | None:

@@ -81,7 +81,8 @@ def _sku_prices(sku: object, line_no: int) -> list[FeedPrice]:
     sku_id = str(sku.get("skuId") or "")
     description = str(sku.get("description") or "")
     subject = f"{sku_id} {description!r}"
-    category = sku.get("category") if isinstance(sku.get("category"), dict) else {}
+    stated_category = sku.get("category")
+    category = stated_category if isinstance(stated_category, dict) else {}
     usage_type = str(category.get("usageType") or "")
     if usage_type.startswith("Commit"):
         raise RowRejected("commitment", f"{subject}: {usage_type} prices are not read")

@@ -290,7 +290,13 @@ def _fold(
     """The prices of one instance type in one region, from its line (or its zones' lines)."""
 
     def row(
-        billing: str, usd: Decimal, line_no: int, zone="", note="", suspect=False, spread=None
+        billing: str,
+        usd: Decimal,
+        line_no: int,
+        zone: str = "",
+        note: str = "",
+        suspect: bool = False,
+        spread: tuple[int, Decimal, Decimal, Decimal] | None = None,
     ) -> PriceRow:
         count, low, median, high = spread or (None, None, None, None)
         return PriceRow(
@@ -332,35 +338,36 @@ def _fold(
                 )
             return out
         lines = lines[:1]
-    on_demand_lines = [line for line in lines if line.on_demand is not None]
-    on_demand = None
+    # (line, its price) pairs, so that the price is known to be stated.
+    on_demand_lines = [(line, line.on_demand) for line in lines if line.on_demand is not None]
+    on_demand: Decimal | None = None
     if on_demand_lines:
-        stated = {line.on_demand for line in on_demand_lines}
-        if len(stated) > 1:
-            for line in on_demand_lines:
+        stated_on_demand = {price for _, price in on_demand_lines}
+        if len(stated_on_demand) > 1:
+            for line, _ in on_demand_lines:
                 report.reject(
                     line.line_no,
                     RowRejected(
                         "conflicting on-demand price",
                         f"{offer.instance_type} in {region}: on-demand "
-                        f"{', '.join(sorted(map(str, stated)))} in one region",
+                        f"{', '.join(sorted(map(str, stated_on_demand)))} in one region",
                     ),
                 )
         else:
-            on_demand = on_demand_lines[0].on_demand
-            out.append(row("on_demand", on_demand, on_demand_lines[0].line_no))
-    spot_lines = [line for line in lines if line.spot is not None]
+            first, on_demand = on_demand_lines[0]
+            out.append(row("on_demand", on_demand, first.line_no))
+    spot_lines = [(line, line.spot) for line in lines if line.spot is not None]
     if spot_lines:
-        lowest = min(spot_lines, key=lambda line: (line.spot, line.zone))
+        lowest, lowest_spot = min(spot_lines, key=lambda pair: (pair[1], pair[0].zone))
         note, suspect = "", False
-        if on_demand is not None and abs(lowest.spot - on_demand * TENTH) <= TENTH_TOLERANCE:
+        if on_demand is not None and abs(lowest_spot - on_demand * TENTH) <= TENTH_TOLERANCE:
             note, suspect = f"spot is a tenth of on-demand {on_demand}: suspect", True
-        elif on_demand is not None and lowest.spot > on_demand:
+        elif on_demand is not None and lowest_spot > on_demand:
             note = f"spot above on-demand {on_demand} through the source's rounding"
         spread = None
-        if all(line.zone for line in spot_lines):
-            prices = sorted(line.spot for line in spot_lines if line.spot is not None)
+        if all(line.zone for line, _ in spot_lines):
+            prices = sorted(spot for _, spot in spot_lines)
             median = Decimal(statistics.median(prices)).quantize(SPREAD_QUANTUM)
             spread = (len(prices), prices[0], median, prices[-1])
-        out.append(row("spot", lowest.spot, lowest.line_no, lowest.zone, note, suspect, spread))
+        out.append(row("spot", lowest_spot, lowest.line_no, lowest.zone, note, suspect, spread))
     return out

@@ -3,9 +3,10 @@
 import json
 from pathlib import Path
 
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 
 from accounts.roles import ANALYST
+from tests.factories import UserFactory
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "tco" / "scenarios"
 
@@ -19,10 +20,8 @@ def scenario_document(name: str = "uncertain-h100-fleet", **simulation) -> dict:
 
 
 def analyst(username: str) -> User:
-    """A user in the analyst group."""
-    user = User.objects.create_user(username=username, password="pw-" + username)
-    user.groups.add(Group.objects.get_or_create(name=ANALYST)[0])  # flushed by transactional tests
-    return user
+    """A user in the analyst group (password "pw-" and the username)."""
+    return UserFactory(username=username, roles=[ANALYST])
 
 
 def post_json(client, url: str, body, **extra):

@@ -11,8 +11,9 @@ from django.utils import timezone
 
 from costapp import services
 from costapp.celery import app
-from costapp.models import RunBlock, Scenario, SimulationRun
+from costapp.models import RunBlock, SimulationRun
 
+from .factories import ScenarioFactory
 from .runs_helpers import analyst, scenario_document
 
 
@@ -27,8 +28,8 @@ def tasks_in_process():
 
 @pytest.fixture
 def finished_run(db, catalog_gpus, tasks_in_process):
-    scenario = Scenario.objects.create(
-        owner=analyst("pat"), name="s", document=scenario_document(paths=3_500, seed=2)
+    scenario = ScenarioFactory(
+        owner=analyst("pat"), document=scenario_document(paths=3_500, seed=2)
     )
     run = services.run_create(scenario=scenario)
     assert run.status == "succeeded", run.error

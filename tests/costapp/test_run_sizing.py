@@ -9,8 +9,9 @@ from django.test import override_settings
 
 from costapp import services
 from costapp.celery import app
-from costapp.models import RunBlock, Scenario, SimulationRun
+from costapp.models import RunBlock, SimulationRun
 
+from .factories import ScenarioFactory
 from .runs_helpers import analyst, post_json, scenario_document
 
 UNCERTAIN = {
@@ -42,7 +43,7 @@ def owner(db):
 
 
 def run_of(owner, document) -> SimulationRun:
-    scenario = Scenario.objects.create(owner=owner, name="sizing", document=document)
+    scenario = ScenarioFactory(owner=owner, name="sizing", document=document)
     run = services.run_create(scenario=scenario)
     assert run.status == "succeeded", run.error
     return run

@@ -8,10 +8,13 @@ import pytest
 from django.core.management import call_command
 from django.test import override_settings
 
+from accounts.roles import VIEWER
 from costapp import services
 from costapp.celery import app
 from costapp.models import RunBlock, Scenario, SimulationRun
+from tests.factories import UserFactory
 
+from .factories import ScenarioFactory
 from .runs_helpers import analyst, post_json, scenario_document
 
 
@@ -173,7 +176,7 @@ def test_monthly_csv_has_the_named_columns_and_one_row_per_option_and_month(
 
 
 def test_cancel_ends_a_queued_run_and_refuses_an_ended_one(client, alice, catalog_gpus):
-    scenario = Scenario.objects.create(owner=alice, name="s", document=scenario_document(paths=0))
+    scenario = ScenarioFactory(owner=alice, document=scenario_document(paths=0))
     run = SimulationRun.objects.create(scenario=scenario, document_sha256="x")
     response = client.post(f"/api/v1/runs/{run.id}/cancel/")
     assert response.status_code == 200 and response.json()["status"] == "cancelled"
@@ -328,10 +331,7 @@ def test_a_shared_scenario_is_readable_by_other_analysts_and_not_writable(
 
 
 def test_a_viewer_cannot_use_scenarios(client, db):
-    from django.contrib.auth.models import Group, User
-
-    viewer = User.objects.create_user("vera")
-    viewer.groups.add(Group.objects.get(name="viewer"))
+    viewer = UserFactory(username="vera", roles=[VIEWER])
     client.force_login(viewer)
     assert client.get("/api/v1/scenarios/").status_code == 403
     assert client.get("/api/v1/runs/").status_code == 403

@@ -8,12 +8,18 @@ from hardware.models import (
     DedicatedQuote,
     EgressTier,
     InstanceOffer,
-    Provider,
     ProviderKind,
-    PurchaseQuote,
-    Region,
 )
 from tests.api_crud import T0, CatalogCrudTests, make_gpu, make_price
+
+from .factories import (
+    DedicatedQuoteFactory,
+    EgressTierFactory,
+    InstanceOfferFactory,
+    ProviderFactory,
+    PurchaseQuoteFactory,
+    RegionFactory,
+)
 
 
 class TestGpus(CatalogCrudTests):
@@ -49,7 +55,7 @@ class TestProviders(CatalogCrudTests):
 
     def make(self, base, i):
         kind = ProviderKind.HYPERSCALER if i % 2 else ProviderKind.RESELLER
-        return Provider.objects.create(slug=f"prov-{i}", name=f"Provider {i}", kind=kind)
+        return ProviderFactory(slug=f"prov-{i}", name=f"Provider {i}", kind=kind)
 
     def create_body(self, base):
         return {"slug": "newco", "name": "NewCo", "kind": "gpu-cloud", "website": "https://x.test"}
@@ -68,7 +74,7 @@ class TestRegions(CatalogCrudTests):
     path = "/api/v1/regions/"
 
     def make(self, base, i):
-        return Region.objects.create(provider=base.provider, code=f"zone-{i}", name=f"Zone {i}")
+        return RegionFactory(provider=base.provider, code=f"zone-{i}", name=f"Zone {i}")
 
     def create_body(self, base):
         return {"provider": "cloudco", "code": "eu-west-9", "name": "Somewhere"}
@@ -92,7 +98,7 @@ class TestOffers(CatalogCrudTests):
 
     def make(self, base, i):
         gpu = base.gpu if i % 2 else base.other_gpu
-        return InstanceOffer.objects.create(
+        return InstanceOfferFactory(
             provider=base.provider, instance_type=f"type-{i}", gpu=gpu, gpu_count=1 + i % 3
         )
 
@@ -129,7 +135,7 @@ class TestPrices(CatalogCrudTests):
     path = "/api/v1/prices/"
 
     def make(self, base, i):
-        offer = InstanceOffer.objects.create(
+        offer = InstanceOfferFactory(
             provider=base.provider,
             instance_type=f"p-{i}",
             gpu=base.gpu if i % 2 else base.other_gpu,
@@ -247,11 +253,12 @@ class TestEgressTiers(CatalogCrudTests):
     def make(self, base, i):
         provider = base.provider
         if i % 2:
-            provider, _ = Provider.objects.get_or_create(
-                slug="other", defaults={"name": "Other", "kind": ProviderKind.HYPERSCALER}
-            )
-        return EgressTier.objects.create(
-            provider=provider, up_to_tb=Decimal(10 * (i + 1)), usd_per_gb=Decimal("0.09")
+            provider = ProviderFactory(slug="other", name="Other", kind=ProviderKind.HYPERSCALER)
+        return EgressTierFactory(
+            provider=provider,
+            up_to_tb=Decimal(10 * (i + 1)),
+            usd_per_gb=Decimal("0.09"),
+            stated_on=None,
         )
 
     def create_body(self, base):
@@ -294,7 +301,7 @@ class TestEgressTiers(CatalogCrudTests):
 
 
 def _dedicated(base, i):
-    return DedicatedQuote.objects.create(
+    return DedicatedQuoteFactory(
         vendor="AMD host" if i % 2 else "HostCo",
         reference=f"Q-{i}",
         server_description="8x H100",
@@ -351,7 +358,7 @@ class TestPurchaseQuotes(CatalogCrudTests):
     path = "/api/v1/purchase-quotes/"
 
     def make(self, base, i):
-        return PurchaseQuote.objects.create(
+        return PurchaseQuoteFactory(
             vendor="ResellCo",
             reference=f"P-{i}",
             server_description="8x H100",

@@ -7,19 +7,18 @@ from decimal import Decimal
 
 import openpyxl
 import pytest
-from django.contrib.auth.models import Group
 from rest_framework.test import APIClient
 
 from accounts.roles import VIEWER
 from accounts.services import token_create
 from hardware.models import Billing, InstanceOffer, Provider, ProviderKind, Region
 from tests.api_crud import T0, make_base, make_price
+from tests.factories import UserFactory
 
 
 @pytest.fixture
-def viewer(db, django_user_model) -> APIClient:
-    user = django_user_model.objects.create_user("v")
-    user.groups.add(Group.objects.get(name=VIEWER))
+def viewer(db) -> APIClient:
+    user = UserFactory(username="v", roles=[VIEWER])
     return APIClient(HTTP_AUTHORIZATION=f"Token {token_create(user=user)[1]}")
 
 

@@ -7,13 +7,13 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from django.contrib.auth.models import Group
 from django.utils import timezone
 
 from accounts.roles import ADMIN, VIEWER
 from hardware.models import InstancePrice, RefreshRun
 from hardware.refresh import price_refresh
 from hardware.selectors import current_prices
+from tests.factories import UserFactory
 
 SAMPLES = Path(__file__).resolve().parent / "feed_samples"
 ORACLE = SAMPLES / "opencost_oracle_prices_usd.json"
@@ -41,11 +41,9 @@ def current_of(provider: str) -> dict[tuple[str, str, str], Decimal]:
 
 
 @pytest.fixture
-def user_with(django_user_model):
+def user_with(db):
     def make(role: str):
-        user = django_user_model.objects.create_user(f"u-{role}", password="x")
-        user.groups.add(Group.objects.get(name=role))
-        return user
+        return UserFactory(username=f"u-{role}", roles=[role])
 
     return make
 

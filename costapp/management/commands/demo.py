@@ -4,11 +4,12 @@ import os
 import secrets
 import sys
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from accounts.services import demo_role_users_create
 from costapp.checks import SECRET_KEY_MESSAGE
@@ -25,11 +26,11 @@ class Command(BaseCommand):
     # Runs before a SECRET_KEY exists: it writes the local .env that provides one.
     requires_system_checks: list[str] = []
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--no-serve", action="store_true", help="do everything but serve")
         parser.add_argument("--addrport", default="127.0.0.1:8000", help="where to serve")
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         if not os.environ.get("SECRET_KEY") and not Path(settings.ENV_FILE or "").is_file():
             if not settings.ENV_FILE:
                 raise CommandError(SECRET_KEY_MESSAGE)

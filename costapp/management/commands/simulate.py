@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandParser
 
 from costapp.services import scenario_simulate
 from costapp.tco import ScenarioError, escape_text, loads
@@ -23,13 +23,13 @@ class Command(BaseCommand):
     )
     requires_system_checks: list[str] = []
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file", help="the scenario document (JSON); - reads standard input")
         parser.add_argument(
             "--json", action="store_true", help="print only the result document as JSON"
         )
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         try:
             text = (
                 sys.stdin.buffer.read()

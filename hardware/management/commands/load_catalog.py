@@ -18,8 +18,9 @@ date.
 from collections import defaultdict
 from datetime import date
 from pathlib import Path
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 from django.utils import timezone
 
@@ -48,7 +49,7 @@ class Command(BaseCommand):
         "demo quotes. Loading the same files twice adds nothing and changes no date."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
             "--skypilot-dir",
             type=Path,
@@ -66,7 +67,7 @@ class Command(BaseCommand):
             "hardware/data/stated_on.csv gives for each file",
         )
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         self.verbosity = options["verbosity"]
         try:
             gpu_rows = read_gpu_table()

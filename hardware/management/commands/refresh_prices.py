@@ -15,8 +15,9 @@ list, GPU shapes and egress tiers). The scheduled refresh fetches the last three
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from hardware.management.commands.load_catalog import SKYPILOT_DIR
 from hardware.models import RefreshStatus
@@ -39,7 +40,7 @@ class Command(BaseCommand):
         "Refresh one provider's prices from a price feed; hold it for review when it looks wrong."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("source", help=f"feed format: {', '.join(SOURCES)}")
         parser.add_argument(
             "--file", dest="files", type=Path, action="append", default=[], help="the feed file"
@@ -49,7 +50,7 @@ class Command(BaseCommand):
             "--dry-run", action="store_true", help="say what the feed would do; store nothing"
         )
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         source, files, provider = options["source"], options["files"], options["provider"]
         if source not in SOURCES:
             raise CommandError(
@@ -87,6 +88,6 @@ class Command(BaseCommand):
         if options["dry_run"]:
             lines[0] += " (dry run: nothing stored)"
         self.stdout.write("\n".join(lines))
-        status = EXIT_STATUS.get(run.status, 1)
+        status = EXIT_STATUS.get(RefreshStatus(run.status), 1)
         if status:
             sys.exit(status)
