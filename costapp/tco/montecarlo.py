@@ -33,6 +33,7 @@ Units: money in USD, ``*_usd`` arrays are nominal totals or NPVs per path; month
 from __future__ import annotations
 
 import base64
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -169,6 +170,10 @@ class BlockResults:
     cumulative_usd : (O, H + 1, k) running sum of the monthly cost [USD] of those paths whose
         index in the run is below :data:`CUMULATIVE_PATHS` (``k`` of them, in path order). Months
         come before paths so that each month's percentiles run over a contiguous row.
+    cumulative_percentiles_usd : None, or (3, O, H + 1): the :data:`PERCENTILES` of the
+        cumulative cost per month over all the run's months-keeping paths [USD], when these
+        results hold every block with such paths and have summarised them already
+        (:func:`cumulative_reduce`); ``cumulative_usd`` is then empty (``k = 0``).
     """
 
     block_indices: tuple[int, ...]
@@ -177,6 +182,7 @@ class BlockResults:
     npv_usd: Array
     feasible: Mask
     cumulative_usd: Array
+    cumulative_percentiles_usd: Array | None = None
 
 
 _ARRAY_FIELDS: tuple[tuple[str, str], ...] = (
@@ -202,6 +208,12 @@ def block_results_to_payload(results: BlockResults) -> dict[str, Any]:
             "shape": list(array.shape),
             "base64": base64.b64encode(array.tobytes()).decode("ascii"),
         }
+    if results.cumulative_percentiles_usd is not None:
+        array = np.ascontiguousarray(results.cumulative_percentiles_usd, dtype="<f8")
+        payload["cumulative_percentiles_usd"] = {
+            "shape": list(array.shape),
+            "base64": base64.b64encode(array.tobytes()).decode("ascii"),
+        }
     return payload
 
 
@@ -212,6 +224,13 @@ def block_results_from_payload(payload: Mapping[str, Any]) -> BlockResults:
         raw = base64.b64decode(payload[name]["base64"])
         shape = tuple(int(n) for n in payload[name]["shape"])
         arrays[name] = np.frombuffer(raw, dtype=dtype).astype(dtype[1:]).reshape(shape)
+    reduced = payload.get("cumulative_percentiles_usd")
+    if reduced is not None:
+        raw = base64.b64decode(reduced["base64"])
+        shape = tuple(int(n) for n in reduced["shape"])
+        arrays["cumulative_percentiles_usd"] = (
+            np.frombuffer(raw, dtype="<f8").astype("f8").reshape(shape)
+        )
     return BlockResults(
         block_indices=tuple(int(b) for b in payload["block_indices"]),
         block_paths=tuple(int(n) for n in payload["block_paths"]),
@@ -297,6 +316,38 @@ def blocks_compute(
     )
 
 
+def cumulative_blocks(paths: int) -> int:
+    """How many blocks of a run of ``paths`` paths hold paths that keep their months: blocks
+    ``0 …`` this ``- 1``."""
+    return block_count(min(paths, CUMULATIVE_PATHS))
+
+
+def cumulative_reduce(
+    results: BlockResults, paths: int, *, overwrite_input: bool = False
+) -> BlockResults:
+    """``results`` with the percentiles of the cumulative cost per month taken already, when they
+    hold every block whose paths keep their months in a run of ``paths`` paths (else unchanged).
+
+    The percentiles are those :func:`summarize` takes of the whole run's ``cumulative_usd``, bit
+    for bit (the same rows in the same path order, the same function), so a block task that holds
+    these blocks sends ``3 × O × (H + 1)`` numbers instead of ``O × (H + 1) × 10 000``.
+    ``results`` are left unchanged, unless ``overwrite_input`` lets the percentiles reorder their
+    ``cumulative_usd`` in place (for a caller that drops them).
+    """
+    if results.cumulative_percentiles_usd is not None:
+        return results
+    needed = set(range(cumulative_blocks(paths)))
+    if not needed or not needed <= set(results.block_indices):
+        return results
+    return dataclasses.replace(
+        results,
+        cumulative_usd=results.cumulative_usd[:, :, :0],
+        cumulative_percentiles_usd=row_percentiles(
+            results.cumulative_usd, overwrite_input=overwrite_input
+        ),
+    )
+
+
 def running_sums(monthly_usd: Array, out: Array) -> None:
     """Write the running sum over months of ``monthly_usd`` (O, n, H + 1) into ``out``
     (O, H + 1, n) [USD].
@@ -318,7 +369,11 @@ def blocks_merge(results: Sequence[BlockResults]) -> Summary:
     :class:`Summary` bit for bit. ``results`` are left unchanged.
     """
     arrays, owned = _merged_arrays(results)
-    return summarize(*arrays, overwrite_input=owned)
+    reduced = [r.cumulative_percentiles_usd for r in results]
+    cumulative_percentiles = next((p for p in reduced if p is not None), None)
+    return summarize(
+        *arrays, overwrite_input=owned, cumulative_percentiles_usd=cumulative_percentiles
+    )
 
 
 def _merged_arrays(
@@ -343,6 +398,8 @@ def _merged_arrays(
     sizes = [piece[1] for piece in pieces]
     if any(n != BLOCK_PATHS for n in sizes[:-1]) or not 0 < sizes[-1] <= BLOCK_PATHS:
         raise ValueError(f"every block but the last must hold {BLOCK_PATHS} paths; got {sizes}")
+    if sum(r.cumulative_percentiles_usd is not None for r in results) > 1:
+        raise ValueError("the cumulative percentiles come from more than one block result")
     if len(results) == 1:
         # One result holding every block, in order: its arrays are the run's arrays.
         only = results[0]
@@ -350,14 +407,18 @@ def _merged_arrays(
     total = np.concatenate([r.total_usd[:, s : s + n] for _, n, r, s, _ in pieces], axis=1)
     npv = np.concatenate([r.npv_usd[:, s : s + n] for _, n, r, s, _ in pieces], axis=1)
     feasible = np.concatenate([r.feasible[:, s : s + n] for _, n, r, s, _ in pieces], axis=1)
-    cumulative = np.concatenate(
-        [
-            r.cumulative_usd[:, :, c : c + _kept_paths(b, n)]
-            for b, n, r, _, c in pieces
-            if _kept_paths(b, n)
-        ],
-        axis=2,
-    )
+    reduced = next((r for r in results if r.cumulative_percentiles_usd is not None), None)
+    if reduced is not None:  # summarised already: no months to put together
+        cumulative = reduced.cumulative_usd
+    else:
+        cumulative = np.concatenate(
+            [
+                r.cumulative_usd[:, :, c : c + _kept_paths(b, n)]
+                for b, n, r, _, c in pieces
+                if _kept_paths(b, n)
+            ],
+            axis=2,
+        )
     return (total, npv, feasible, cumulative), True
 
 
@@ -368,6 +429,7 @@ def summarize(
     cumulative_usd: Array,
     *,
     overwrite_input: bool = False,
+    cumulative_percentiles_usd: Array | None = None,
 ) -> Summary:
     """Statistics of the per-path results of a whole run (arrays as in :class:`BlockResults`).
 
@@ -376,12 +438,18 @@ def summarize(
     the first on a tie); a path with no feasible option counts for none. With
     ``overwrite_input`` the percentiles may reorder ``total_usd`` and ``cumulative_usd`` along the
     path axis instead of copying them (same values, less memory traffic).
+    ``cumulative_percentiles_usd`` (from :func:`cumulative_reduce`) stands for the percentiles of
+    ``cumulative_usd``, which may then be empty.
     """
     n_options, paths = total_usd.shape
     if paths == 0:
         raise ValueError("no paths to summarise")
     p10, p50, p90 = np.percentile(total_usd, PERCENTILES, axis=1, overwrite_input=overwrite_input)
-    c10, c50, c90 = row_percentiles(cumulative_usd, overwrite_input=overwrite_input)
+    if cumulative_percentiles_usd is None:
+        cumulative_percentiles_usd = row_percentiles(
+            cumulative_usd, overwrite_input=overwrite_input
+        )
+    c10, c50, c90 = cumulative_percentiles_usd
     winner = np.argmin(np.where(feasible, npv_usd, np.inf), axis=0)
     counts = np.bincount(winner[feasible.any(axis=0)], minlength=n_options)
     mean_npv, p90_npv = npv_statistics(npv_usd, overwrite_input=overwrite_input)
