@@ -130,14 +130,24 @@ def scenario_update(*, scenario: Scenario, **fields: Any) -> Scenario:
 # --- the broker ---------------------------------------------------------------------------------
 
 
+_REDIS_CLIENTS: dict[str, Any] = {}
+"""Redis clients by use and URL, one per process (see :func:`_redis`)."""
+
+
 def broker_check() -> None:
     """Raise :class:`BrokerUnavailable` unless the broker answers (in-process tasks always do)."""
     if not settings.REDIS_URL:
         return
     import redis
 
+    key = f"check {settings.REDIS_URL}"
+    client = _REDIS_CLIENTS.get(key)
+    if client is None:  # one per process: a new client would connect and introduce itself
+        client = _REDIS_CLIENTS[key] = redis.Redis.from_url(
+            settings.REDIS_URL, socket_connect_timeout=2, socket_timeout=2
+        )
     try:
-        redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=2, socket_timeout=2).ping()
+        client.ping()
     except redis.RedisError as exc:
         raise BrokerUnavailable(
             "The task queue (Redis) does not answer, so no run can be started now; "
@@ -174,7 +184,7 @@ class BlockKind:
 CUMULATIVE_BLOCKS = -(-montecarlo.CUMULATIVE_PATHS // montecarlo.BLOCK_PATHS)
 """The first blocks, whose paths also keep their months (for the fan charts). They go in tasks of
 their own; a task holding all of them takes the percentiles of their months itself
-(:func:`~costapp.tco.montecarlo.cumulative_reduce`), so 3 numbers per option and month travel to
+(:func:`~costapp.tco.montecarlo.blocks_reduce`), so 3 numbers per option and month travel to
 the merge instead of 10 000, and that work is spread over the workers instead of left to it."""
 
 
@@ -229,7 +239,7 @@ def _montecarlo_units(inputs: Mapping[str, Any]) -> list[list[int]]:
 def _montecarlo_compute(plan: Plan, inputs: Mapping[str, Any], blocks: list[int]) -> bytes:
     results = montecarlo.blocks_compute(plan, inputs["simulation"], blocks)
     paths = int(inputs["simulation"].get("paths") or 0)
-    results = montecarlo.cumulative_reduce(results, paths, overwrite_input=True)
+    results = montecarlo.blocks_reduce(results, paths, overwrite_input=True)
     arrays = {
         "block_indices": np.asarray(results.block_indices, dtype=np.int64),
         "block_paths": np.asarray(results.block_paths, dtype=np.int64),
@@ -240,6 +250,8 @@ def _montecarlo_compute(plan: Plan, inputs: Mapping[str, Any], blocks: list[int]
     }
     if results.cumulative_percentiles_usd is not None:
         arrays["cumulative_percentiles_usd"] = results.cumulative_percentiles_usd
+    if results.cheapest_counts is not None:
+        arrays["cheapest_counts"] = results.cheapest_counts
     return _arrays_pack(arrays)
 
 
@@ -253,6 +265,7 @@ def _montecarlo_results(payload: bytes) -> montecarlo.BlockResults:
         feasible=arrays["feasible"],
         cumulative_usd=arrays["cumulative_usd"],
         cumulative_percentiles_usd=arrays.get("cumulative_percentiles_usd"),
+        cheapest_counts=arrays.get("cheapest_counts"),
     )
 
 
@@ -410,9 +423,14 @@ BLOCK_PAYLOAD_TTL_S = 86_400
 
 
 def _redis() -> Any:
+    """The client of ``REDIS_URL``, one per process (and URL): its pool keeps the connections, so
+    a step does not connect and introduce itself to Redis again (milliseconds every time)."""
     import redis
 
-    return redis.Redis.from_url(settings.REDIS_URL)
+    client = _REDIS_CLIENTS.get(settings.REDIS_URL)
+    if client is None:
+        client = _REDIS_CLIENTS[settings.REDIS_URL] = redis.Redis.from_url(settings.REDIS_URL)
+    return client
 
 
 def _payload_key(run_id: int, kind: str, unit: int) -> str:

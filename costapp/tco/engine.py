@@ -162,9 +162,18 @@ def _non_finite(value: Any) -> bool:
     if isinstance(value, float):
         return not math.isfinite(value)
     if isinstance(value, Mapping):
-        return any(_non_finite(item) for item in value.values())
-    if isinstance(value, list | tuple):
-        return any(_non_finite(item) for item in value)
+        items: Iterable[Any] = value.values()
+    elif isinstance(value, list | tuple):
+        items = value
+    else:
+        return False
+    isfinite = math.isfinite
+    for item in items:  # a loop, not any() over a generator: results hold thousands of floats
+        if type(item) is float:
+            if not isfinite(item):
+                return True
+        elif _non_finite(item):
+            return True
     return False
 
 

@@ -169,7 +169,9 @@ def test_the_blocks_keeping_months_go_in_tasks_of_their_own_and_every_block_is_i
     assert services.run_units(inputs={"name": "no simulation"}) == []
 
 
-def test_a_task_holding_every_block_keeping_months_sends_their_percentiles_only(db, catalog_gpus):
+def test_block_tasks_send_counts_and_the_percentiles_of_the_months_when_they_hold_them(
+    db, catalog_gpus
+):
     from costapp.tco import montecarlo
     from costapp.tco.core import plan_build
 
@@ -183,6 +185,7 @@ def test_a_task_holding_every_block_keeping_months_sends_their_percentiles_only(
     )
     assert together.cumulative_usd.shape == (5, months, 0)
     assert together.cumulative_percentiles_usd.shape == (3, 5, months)
+    assert together.feasible.shape == (5, 0) and together.cheapest_counts.sum() <= 10_000
     apart = [
         services._montecarlo_results(services._montecarlo_compute(plan, inputs, blocks))
         for blocks in ([0, 1, 2, 3, 4], [5, 6, 7, 8, 9])
