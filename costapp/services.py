@@ -726,21 +726,20 @@ def _monthly_breakdown(plan: Plan, costs: PathCosts) -> dict[str, dict[str, list
 def _merge_claim(run_id: int) -> bool:
     """Claim a running run's merge: False when another merge started less than a task's time
     limit ago (it is under way; a dead merger's message comes back after the visibility timeout,
-    later than that, and may then claim it)."""
-    with transaction.atomic():
-        run = _locked(run_id, "status", "merge_started", "heartbeat")
-        if run is None or run.status != Status.RUNNING:
-            logger.info("run %s: merge skipped (run not running)", run_id)
-            return False
-        now = timezone.now()
-        recent = now - timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT)
-        if run.merge_started is not None and run.merge_started > recent:
-            logger.info("run %s: merge skipped (one is under way)", run_id)
-            return False
-        run.merge_started = now
-        run.heartbeat = now
-        run.save(update_fields=["merge_started", "heartbeat"])
-        return True
+    later than that, and may then claim it). One conditional UPDATE: the database takes the row
+    lock for that statement, so two claims never both succeed."""
+    from django.db.models import Q
+
+    now = timezone.now()
+    recent = now - timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT)
+    claimed = (
+        SimulationRun.objects.filter(pk=run_id, status=Status.RUNNING)
+        .filter(Q(merge_started=None) | Q(merge_started__lte=recent))
+        .update(merge_started=now, heartbeat=now)
+    )
+    if not claimed:
+        logger.info("run %s: merge skipped (run not running, or a merge is under way)", run_id)
+    return bool(claimed)
 
 
 def _units_redo(*, run_id: int, units: list[tuple[str, int]]) -> None:
@@ -830,27 +829,20 @@ def run_finish(
     """Store the result of a running run and mark it succeeded; False (nothing changed) when the
     run is no longer running (cancelled, or already finished by a redelivered merge)."""
     with transaction.atomic():
-        run = _locked(run_id, "status", "units")
-        if run is None or run.status != Status.RUNNING:
-            return False
-        run.result = result
-        run.monthly_breakdown_usd = monthly_breakdown_usd
-        run.cost_curves = curves
-        run.engine_version = str(result.get("engine_version", ENGINE_VERSION))
-        run.status = Status.SUCCEEDED
-        run.progress = 100
-        run.finished = timezone.now()
-        run.save(
-            update_fields=[
-                "result",
-                "monthly_breakdown_usd",
-                "cost_curves",
-                "engine_version",
-                "status",
-                "progress",
-                "finished",
-            ]
+        # one conditional UPDATE (it locks the row): a run cancelled or finished meanwhile is
+        # left as it is
+        finished = SimulationRun.objects.filter(pk=run_id, status=Status.RUNNING).update(
+            result=result,
+            monthly_breakdown_usd=monthly_breakdown_usd,
+            cost_curves=curves,
+            engine_version=str(result.get("engine_version", ENGINE_VERSION)),
+            status=Status.SUCCEEDED,
+            progress=100,
+            finished=timezone.now(),
         )
+        if not finished:
+            return False
+        run = SimulationRun.objects.only("units").get(pk=run_id)
         _blocks_drop(run)
     logger.info("run %s succeeded", run_id)
     return True
