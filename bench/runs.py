@@ -8,7 +8,11 @@ worker process, then two. Needs PostgreSQL (``DATABASE_URL``, default
 Redis: a private ``redis-server`` on a free port when the binary is there (so the byte counts
 are this benchmark's alone), else ``REDIS_URL``. Numeric libraries run on one thread everywhere.
 
-Prints, for each worker count, the median wall time of ``REPEATS`` runs (after a warm-up), the
+First, every step of the pipeline alone, one after another in this process with no worker (run
+task, each unit, the merge): their CPU and wall time, the serial part (submit, the run task until
+its first block message, the merge) and what 1 and 2 workers would take from these figures, which a
+busy machine distorts far less than it distorts the end-to-end wall times below.
+Then, for each worker count, the median wall time of ``REPEATS`` runs (after a warm-up), the
 CPU time of the workers and of this process over those runs, and checks the results equal the
 in-process engine's bit for bit, and the time spent queued, in block tasks and in the merge (from
 the run's row); then the speed-up of 2 workers over 1, the overhead of 1 worker over the
