@@ -8,7 +8,11 @@ worker process, then two. Needs PostgreSQL (``DATABASE_URL``, default
 Redis: a private ``redis-server`` on a free port when the binary is there (so the byte counts
 are this benchmark's alone), else ``REDIS_URL``. Numeric libraries run on one thread everywhere.
 
-Prints, for each worker count, the median wall time of ``REPEATS`` runs (after a warm-up), the
+First, every step of the pipeline alone, one after another in this process with no worker (run
+task, each unit, the merge): their CPU and wall time, the serial part (submit, the run task until
+its first block message, the merge) and what 1 and 2 workers would take from these figures, which a
+busy machine distorts far less than it distorts the end-to-end wall times below.
+Then, for each worker count, the median wall time of ``REPEATS`` runs (after a warm-up), the
 CPU time of the workers and of this process over those runs, and checks the results equal the
 in-process engine's bit for bit, and the time spent queued, in block tasks and in the merge (from
 the run's row); then the speed-up of 2 workers over 1, the overhead of 1 worker over the
@@ -290,6 +294,7 @@ def _bench_document(
         f"in-process engine, {paths:,} paths: median {in_process:.3f} s wall, "
         f"{statistics.median(cpus):.3f} s CPU (of {', '.join(f'{w:.3f}' for w in walls)})"
     )
+    _serial_phases(scenario, repeats)
 
     medians: dict[int, float] = {}
     for count in (1, 2):
@@ -319,7 +324,7 @@ def _bench_document(
                 if json.dumps(run.result) != json.dumps(expected):
                     sys.exit(f"the result over {count} worker(s) differs from the in-process one")
             units = len(run.units)
-            blocks = sum(len(b) for _kind, _unit, b in run.units)
+            blocks = sum(len(b) for kind, _unit, b in run.units if kind != "deterministic")
             block_bytes = _stored_block_bytes(run)
         finally:
             stop_workers(workers)
@@ -357,6 +362,119 @@ def _bench_document(
         f"{budget:.3f} s: {'met' if medians[1] <= budget else 'NOT met'})"
     )
     print(f"cores: {os.cpu_count()}, load average: {os.getloadavg()}")
+
+
+def _serial_phases(scenario: Any, repeats: int) -> None:
+    """Every step of the pipeline run one after another in this process, with no worker (the
+    messages the steps publish wait in Redis and are purged), each timed alone: CPU time, which a
+    busy machine hardly changes, and wall time. From them, what the runs on workers would take on
+    an idle machine, message latency aside: one worker does every step in turn; two share the
+    units (each taking the next one as it frees up, in publishing order) and the rest is serial."""
+    from costapp import services
+    from costapp.celery import app
+
+    def timed(call: Any, **kwargs: Any) -> tuple[float, float, Any]:
+        start, start_cpu = time.perf_counter(), time.process_time()
+        value = call(**kwargs)
+        return time.process_time() - start_cpu, time.perf_counter() - start, value
+
+    real_merge = services.run_merge
+    merge_times: list[tuple[float, float]] = []
+
+    def merge_timed(*, run_id: int) -> None:
+        merge_times.append(timed(real_merge, run_id=run_id)[:2])
+
+    real_publish = services._publish
+    published: list[tuple[float, float]] = []  # when each message left, CPU and wall
+
+    def publish_timed(task: Any, *args: Any) -> None:
+        real_publish(task, *args)
+        published.append((time.process_time(), time.perf_counter()))
+
+    samples = []
+    services.run_merge = merge_timed  # type: ignore[assignment]  # the last unit merges: time it apart
+    services._publish = publish_timed  # type: ignore[assignment]
+    try:
+        for _ in range(repeats + 1):  # the first one warms up
+            merge_times.clear()
+            *submit, run = timed(services.run_create, scenario=scenario)
+            published.clear()
+            start_cpu, start = time.process_time(), time.perf_counter()
+            execute = timed(services.run_execute, run_id=run.pk)[:2]
+            # the run task's time to its first block message (then a second worker can start)
+            first = (published[0][0] - start_cpu, published[0][1] - start)
+            execute = (first[0], first[1], execute[0] - first[0], execute[1] - first[1])
+            units = []
+            for kind, unit, _blocks in run.units:
+                cpu, wall, _none = timed(
+                    services.run_block_execute, run_id=run.pk, kind=kind, unit=unit
+                )
+                units.append((kind, cpu, wall))
+            merge = merge_times[0]
+            kind, cpu, wall = units[-1]
+            units[-1] = (kind, cpu - merge[0], wall - merge[1])
+            run.refresh_from_db()
+            if run.status != "succeeded":
+                sys.exit(f"run {run.pk} ended {run.status}: {run.error}")
+            samples.append((submit, execute, units, merge))
+    finally:
+        services.run_merge = real_merge  # type: ignore[assignment]
+        services._publish = real_publish  # type: ignore[assignment]
+        app.control.purge()
+    samples = samples[1:]
+
+    def median(pick: Any) -> float:
+        return statistics.median(pick(sample) for sample in samples)
+
+    kinds = [kind for kind, _cpu, _wall in samples[0][2]]
+    unit_cpu = [median(lambda s, i=i: s[2][i][1]) for i in range(len(kinds))]
+    unit_wall = [median(lambda s, i=i: s[2][i][2]) for i in range(len(kinds))]
+    submit_cpu, submit_wall = median(lambda s: s[0][0]), median(lambda s: s[0][1])
+    execute_cpu, execute_wall = median(lambda s: s[1][0]), median(lambda s: s[1][1])
+    publish_cpu, publish_wall = median(lambda s: s[1][2]), median(lambda s: s[1][3])
+    merge_cpu, merge_wall = median(lambda s: s[3][0]), median(lambda s: s[3][1])
+    print(
+        "  steps alone, in this process, no worker (median CPU / wall): submit (run_create) "
+        f"{submit_cpu:.3f} / {submit_wall:.3f} s; run task {execute_cpu:.3f} / "
+        f"{execute_wall:.3f} s to its first block message, then {publish_cpu:.3f} / "
+        f"{publish_wall:.3f} s publishing the others (a second worker is at work by then); "
+        f"merge (the last unit's, after its own work) {merge_cpu:.3f} / {merge_wall:.3f} s"
+    )
+    by_kind: dict[str, list[float]] = {}
+    for kind, cpu in zip(kinds, unit_cpu, strict=True):
+        by_kind.setdefault(kind, []).append(cpu)
+    print(
+        f"  {len(kinds)} units (CPU, each with its row, Redis and progress writes): "
+        + "; ".join(
+            f"{kind} {len(cpus)} × {statistics.mean(cpus) * 1e3:.0f} ms (max {max(cpus) * 1e3:.0f})"
+            for kind, cpus in by_kind.items()
+        )
+        + f"; in all {sum(unit_cpu):.3f} s CPU, {sum(unit_wall):.3f} s wall"
+    )
+    for label, units_s, serial_s, publish_s in (
+        ("CPU", unit_cpu, submit_cpu + execute_cpu + merge_cpu, publish_cpu),
+        ("wall", unit_wall, submit_wall + execute_wall + merge_wall, publish_wall),
+    ):
+        one = serial_s + publish_s + sum(units_s)
+        shared = _two_workers_s(units_s, busy=publish_s)
+        two = serial_s + shared
+        print(
+            f"  from the {label} times: serial part {serial_s:.3f} s, publishing and units "
+            f"{publish_s + sum(units_s):.3f} s (on two workers {shared:.3f} s); "
+            f"1 worker ≈ {one:.3f} s, 2 workers ≈ {two:.3f} s, speed-up ≈ {one / two:.2f}x "
+            "(message latency aside)"
+        )
+
+
+def _two_workers_s(durations: list[float], busy: float = 0.0) -> float:
+    """When the last of ``durations`` ends, each started in turn on whichever of two workers is
+    free first (a worker with prefetch 1 takes the next message when it is done), the first
+    worker being ``busy`` at first (publishing the rest of the messages) [s]."""
+    free = [busy, 0.0]
+    for duration in durations:
+        first = free.index(min(free))
+        free[first] += duration
+    return max(free)
 
 
 def _stored_block_bytes(run: Any) -> int:

@@ -8,12 +8,13 @@ The run pipeline (docs: architecture.md, "How work travels"); no task ever waits
 - :func:`run_create` freezes the inputs (normalised document, catalog prices resolved), stores a
   ``queued`` run and publishes ``run_execute_task``;
 - :func:`run_execute` (the run task) marks the run ``running`` and publishes one block task per
-  missing unit of work (:data:`BLOCK_KINDS`);
-- :func:`run_block_execute` (a block task) computes its blocks, keeps the results (in Redis, or
-  in-process on the row) and records a :class:`~costapp.models.RunBlock` (one row per unit: a
-  redelivered task adds nothing), writes the progress; the task that lands the last unit
-  publishes the merge;
-- :func:`run_merge` puts the blocks together, exactly, and :func:`run_finish` stores the result.
+  missing unit of work (:data:`BLOCK_KINDS`: the figures on the document's own values, the Monte
+  Carlo blocks, the sizing blocks);
+- :func:`run_block_execute` (a block task) computes its unit, keeps the results (compact numpy
+  bytes, in Redis, or in-process on the row) and records a :class:`~costapp.models.RunBlock` (one
+  row per unit: a redelivered task adds nothing), writes the progress; the task that lands the
+  last unit goes on to the merge itself (no further message, no wait);
+- :func:`run_merge` puts the units together, exactly, and :func:`run_finish` stores the result.
 
 A worker that dies mid-run leaves its messages unacknowledged: the broker hands them out again
 after its visibility timeout, and :func:`runs_requeue_stale` (beat) re-publishes the missing work
@@ -55,18 +56,20 @@ from costapp.tco import (
     ENGINE_VERSION,
     BlockResults,
     FieldError,
-    Futures,
+    PathCosts,
     Plan,
     ScenarioError,
     SweepBlockResults,
     block_count,
     blocks_compute,
     blocks_merge,
+    blocks_reduce,
     candidate_sizes,
     cost_curves,
+    deterministic_costs,
     normalize,
+    option_results,
     plan_build,
-    plan_cost,
     simulate,
     simulate_normalized,
     summary_fields,
@@ -214,14 +217,24 @@ def scenario_copy_at_size(*, run: SimulationRun, sweep_index: int, owner: Any) -
 # --- the broker ---------------------------------------------------------------------------------
 
 
+_REDIS_CLIENTS: dict[str, Any] = {}
+"""Redis clients by use and URL, one per process (see :func:`_redis`)."""
+
+
 def broker_check() -> None:
     """Raise :class:`BrokerUnavailable` unless the broker answers (in-process tasks always do)."""
     if not settings.REDIS_URL:
         return
     import redis
 
+    key = f"check {settings.REDIS_URL}"
+    client = _REDIS_CLIENTS.get(key)
+    if client is None:  # one per process: a new client would connect and introduce itself
+        client = _REDIS_CLIENTS[key] = redis.Redis.from_url(
+            settings.REDIS_URL, socket_connect_timeout=2, socket_timeout=2
+        )
     try:
-        redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=2, socket_timeout=2).ping()
+        client.ping()
     except redis.RedisError as exc:
         raise BrokerUnavailable(
             "The task queue (Redis) does not answer, so no run can be started now; "
@@ -256,8 +269,47 @@ class BlockKind:
 
 
 CUMULATIVE_BLOCKS = -(-CUMULATIVE_PATHS // BLOCK_PATHS)
-"""The first blocks, whose paths also keep their months (for the fan charts): each one's results
-are several times larger, so they go in smaller tasks and the workers' shares stay even."""
+"""The first blocks, whose paths also keep their months (for the fan charts). They go in tasks of
+their own; a task holding all of them takes the percentiles of their months itself
+(:func:`~costapp.tco.blocks_reduce`), so 3 numbers per option and month travel to
+the merge instead of 10 000, and that work is spread over the workers instead of left to it."""
+
+
+PAYLOAD_MAGIC = b"GTA1"
+"""The first bytes of :func:`_arrays_pack`'s byte strings."""
+
+
+def _arrays_pack(arrays: Mapping[str, Any]) -> bytes:
+    """Numpy arrays as one compact, exact byte string: a short JSON header (name, dtype with its
+    byte order, shape per array), then each array's raw bytes."""
+    contiguous = {name: np.asarray(array, order="C") for name, array in arrays.items()}
+    header = json.dumps(
+        [[name, array.dtype.str, list(array.shape)] for name, array in contiguous.items()]
+    ).encode("ascii")
+    return b"".join(
+        [PAYLOAD_MAGIC, len(header).to_bytes(4, "little"), header]
+        + [array.tobytes() for array in contiguous.values()]
+    )
+
+
+def _arrays_unpack(payload: bytes) -> dict[str, Any]:
+    """The arrays of :func:`_arrays_pack` (read-only views of ``payload``, no copy); an ``.npz``
+    payload (written before this format) is read as such."""
+    if not payload.startswith(PAYLOAD_MAGIC):
+        with np.load(io.BytesIO(payload), allow_pickle=False) as stored:
+            return {name: stored[name] for name in stored.files}
+    start = len(PAYLOAD_MAGIC)
+    size = int.from_bytes(payload[start : start + 4], "little")
+    offset = start + 4 + size
+    arrays: dict[str, Any] = {}
+    for name, dtype, shape in json.loads(payload[start + 4 : offset]):
+        kind = np.dtype(dtype)
+        count = math.prod(shape)
+        arrays[name] = np.frombuffer(payload, dtype=kind, count=count, offset=offset).reshape(shape)
+        offset += count * kind.itemsize
+    if offset != len(payload):
+        raise ValueError(f"a block payload of {len(payload)} bytes holds {offset}")
+    return arrays
 
 
 def _montecarlo_units(inputs: Mapping[str, Any]) -> list[list[int]]:
@@ -266,37 +318,42 @@ def _montecarlo_units(inputs: Mapping[str, Any]) -> list[list[int]]:
     blocks = list(range(block_count(paths)))
     per_task = max(1, int(settings.RUN_BLOCKS_PER_TASK))
     heavy, light = blocks[:CUMULATIVE_BLOCKS], blocks[CUMULATIVE_BLOCKS:]
-    per_heavy_task = max(1, per_task // 5)
-    return [heavy[i : i + per_heavy_task] for i in range(0, len(heavy), per_heavy_task)] + [
+    return [heavy[i : i + per_task] for i in range(0, len(heavy), per_task)] + [
         light[i : i + per_task] for i in range(0, len(light), per_task)
     ]
 
 
 def _montecarlo_compute(plan: Plan, inputs: Mapping[str, Any], blocks: list[int]) -> bytes:
     results = blocks_compute(plan, inputs["simulation"], blocks)
-    buffer = io.BytesIO()
-    np.savez(
-        buffer,
-        block_indices=np.asarray(results.block_indices, dtype=np.int64),
-        block_paths=np.asarray(results.block_paths, dtype=np.int64),
-        total_usd=results.total_usd,
-        npv_usd=results.npv_usd,
-        feasible=results.feasible,
-        cumulative_usd=results.cumulative_usd,
-    )
-    return buffer.getvalue()
+    paths = int(inputs["simulation"].get("paths") or 0)
+    results = blocks_reduce(results, paths, overwrite_input=True)
+    arrays = {
+        "block_indices": np.asarray(results.block_indices, dtype=np.int64),
+        "block_paths": np.asarray(results.block_paths, dtype=np.int64),
+        "total_usd": results.total_usd,
+        "npv_usd": results.npv_usd,
+        "feasible": results.feasible,
+        "cumulative_usd": results.cumulative_usd,
+    }
+    if results.cumulative_percentiles_usd is not None:
+        arrays["cumulative_percentiles_usd"] = results.cumulative_percentiles_usd
+    if results.cheapest_counts is not None:
+        arrays["cheapest_counts"] = results.cheapest_counts
+    return _arrays_pack(arrays)
 
 
 def _montecarlo_results(payload: bytes) -> BlockResults:
-    with np.load(io.BytesIO(payload), allow_pickle=False) as arrays:
-        return BlockResults(
-            block_indices=tuple(int(b) for b in arrays["block_indices"]),
-            block_paths=tuple(int(n) for n in arrays["block_paths"]),
-            total_usd=arrays["total_usd"],
-            npv_usd=arrays["npv_usd"],
-            feasible=arrays["feasible"],
-            cumulative_usd=arrays["cumulative_usd"],
-        )
+    arrays = _arrays_unpack(payload)
+    return BlockResults(
+        block_indices=tuple(int(b) for b in arrays["block_indices"]),
+        block_paths=tuple(int(n) for n in arrays["block_paths"]),
+        total_usd=arrays["total_usd"],
+        npv_usd=arrays["npv_usd"],
+        feasible=arrays["feasible"],
+        cumulative_usd=arrays["cumulative_usd"],
+        cumulative_percentiles_usd=arrays.get("cumulative_percentiles_usd"),
+        cheapest_counts=arrays.get("cheapest_counts"),
+    )
 
 
 def _montecarlo_runner(payloads: Sequence[bytes]) -> Callable[..., Any]:
@@ -346,20 +403,18 @@ def _sizing_compute(plan: Plan, inputs: Mapping[str, Any], blocks: list[int]) ->
     for s, (npv, short) in enumerate(zip(results.npv_usd, results.short, strict=True)):
         arrays[f"npv_usd_{s}"] = npv
         arrays[f"short_{s}"] = short
-    buffer = io.BytesIO()
-    np.savez(buffer, **arrays)
-    return buffer.getvalue()
+    return _arrays_pack(arrays)
 
 
 def _sizing_results(payload: bytes) -> SweepBlockResults:
-    with np.load(io.BytesIO(payload), allow_pickle=False) as arrays:
-        sweeps = int(arrays["sweeps"])
-        return SweepBlockResults(
-            block_indices=tuple(int(b) for b in arrays["block_indices"]),
-            block_paths=tuple(int(n) for n in arrays["block_paths"]),
-            npv_usd=tuple(arrays[f"npv_usd_{s}"] for s in range(sweeps)),
-            short=tuple(arrays[f"short_{s}"] for s in range(sweeps)),
-        )
+    arrays = _arrays_unpack(payload)
+    sweeps = int(arrays["sweeps"])
+    return SweepBlockResults(
+        block_indices=tuple(int(b) for b in arrays["block_indices"]),
+        block_paths=tuple(int(n) for n in arrays["block_paths"]),
+        npv_usd=tuple(arrays[f"npv_usd_{s}"] for s in range(sweeps)),
+        short=tuple(arrays[f"short_{s}"] for s in range(sweeps)),
+    )
 
 
 def _sizing_runner(payloads: Sequence[bytes]) -> Callable[..., Any]:
@@ -379,7 +434,48 @@ def _sizing_bands(plan: Plan, payloads: Sequence[bytes]) -> list[dict[str, Any]]
     return sweeps_bands(plan, [_sizing_results(payload) for payload in payloads])
 
 
+def _deterministic_units(inputs: Mapping[str, Any]) -> list[list[int]]:
+    """One task beside the blocks of a simulation; without one, the merge computes it."""
+    simulation = inputs.get("simulation") or {}
+    return [[0]] if int(simulation.get("paths") or 0) > 0 else []
+
+
+def _deterministic_parts(plan: Plan) -> dict[str, Any]:
+    """What a run's result holds on the document's own values: the options' figures (before the
+    Monte Carlo fields join them), the monthly categories of ``monthly.csv`` and the cost curves,
+    from one costing."""
+    with np.errstate(all="ignore"):  # non-finite figures are reported by the merge
+        costs = deterministic_costs(plan)
+        return {
+            "options": option_results(plan, costs),
+            "monthly_breakdown_usd": _monthly_breakdown(plan, costs),
+            "cost_curves": cost_curves(plan.inputs, plan.gpus),
+        }
+
+
+def _deterministic_compute(plan: Plan, inputs: Mapping[str, Any], blocks: list[int]) -> bytes:
+    # JSON keeps every float exactly (shortest repr) and non-finite ones as NaN / Infinity, so
+    # the merge's checks see what the engine would have computed in one process.
+    return json.dumps(_deterministic_parts(plan)).encode("utf-8")
+
+
+def _deterministic_runner(payloads: Sequence[bytes]) -> Callable[..., Any]:
+    (payload,) = payloads
+    options = json.loads(payload)["options"]
+
+    def run(plan: Plan) -> list[dict[str, Any]]:
+        return options
+
+    return run
+
+
 BLOCK_KINDS: dict[str, BlockKind] = {
+    "deterministic": BlockKind(
+        engine_keyword="options_runner",
+        units=_deterministic_units,
+        compute=_deterministic_compute,
+        runner=_deterministic_runner,
+    ),
     "montecarlo": BlockKind(
         engine_keyword="monte_carlo",
         units=_montecarlo_units,
@@ -395,7 +491,8 @@ BLOCK_KINDS: dict[str, BlockKind] = {
 }
 """The block kinds of the pipeline, by name. A kind joins by adding an entry: the run task fans
 its units out with the others, the progress counts them, and the merge hands their runner to the
-engine. ``sizing`` spreads the sweeps' candidates over the workers block by block of paths (every
+engine. ``deterministic`` (one task, first: a run with a simulation) computes the figures on the
+document's own values beside the blocks instead of leaving them to the merge. ``sizing`` spreads the sweeps' candidates over the workers block by block of paths (every
 sweep priced on each block, sharing its futures); a kind with no units (a sweep without a
 simulation) is left to the engine's own runner in the merge."""
 
@@ -421,9 +518,14 @@ BLOCK_PAYLOAD_TTL_S = 86_400
 
 
 def _redis() -> Any:
+    """The client of ``REDIS_URL``, one per process (and URL): its pool keeps the connections, so
+    a step does not connect and introduce itself to Redis again (milliseconds every time)."""
     import redis
 
-    return redis.Redis.from_url(settings.REDIS_URL)
+    client = _REDIS_CLIENTS.get(settings.REDIS_URL)
+    if client is None:
+        client = _REDIS_CLIENTS[settings.REDIS_URL] = redis.Redis.from_url(settings.REDIS_URL)
+    return client
 
 
 def _payload_key(run_id: int, kind: str, unit: int) -> str:
@@ -596,8 +698,13 @@ def run_create(
     return run
 
 
-def _locked(run_id: int) -> SimulationRun | None:
-    return SimulationRun.objects.select_for_update().filter(pk=run_id).first()
+def _locked(run_id: int, *fields: str) -> SimulationRun | None:
+    """The run, its row locked until the transaction ends; only ``fields`` (and the id) loaded
+    when given, so a step that changes little reads little."""
+    runs = SimulationRun.objects.select_for_update().filter(pk=run_id)
+    if fields:
+        runs = runs.only(*fields)
+    return runs.first()
 
 
 def run_fail(*, run_id: int, error: str) -> bool:
@@ -665,7 +772,8 @@ def run_execute(*, run_id: int) -> None:
 
 def run_block_execute(*, run_id: int, kind: str, unit: int) -> None:
     """A block task: compute one unit of a running run (unless already stored), store it, write
-    the progress; the task that lands the last unit publishes the merge."""
+    the progress; the task that lands the last unit merges the run (:func:`run_merge`), at once,
+    in the same task: nothing is left to wait for."""
     run = SimulationRun.objects.filter(pk=run_id).only("status", "inputs", "gpus", "units").first()
     if run is None or run.status != Status.RUNNING:
         logger.info("run %s %s unit %s: skipped (run not running)", run_id, kind, unit)
@@ -680,7 +788,7 @@ def run_block_execute(*, run_id: int, kind: str, unit: int) -> None:
             run_fail(run_id=run_id, error=f"{kind} unit {unit} failed: {type(exc).__name__}: {exc}")
             return
     with transaction.atomic():
-        locked = _locked(run_id)
+        locked = _locked(run_id, "status", "progress", "heartbeat")
         if locked is None or locked.status != Status.RUNNING:
             logger.info("run %s %s unit %s: dropped (run ended)", run_id, kind, unit)
             return
@@ -690,21 +798,19 @@ def run_block_execute(*, run_id: int, kind: str, unit: int) -> None:
                 [RunBlock(run_id=run_id, kind=kind, unit=unit, payload=kept)],
                 ignore_conflicts=True,
             )
-        done = locked.blocks.count()
-        total = len(locked.units)
+        done = RunBlock.objects.filter(run_id=run_id).count()
+        total = len(run.units)
         locked.progress = max(locked.progress, min(99, math.floor(100 * done / max(1, total))))
         locked.heartbeat = timezone.now()
         locked.save(update_fields=["progress", "heartbeat"])
         complete = done >= total
     logger.info("run %s %s unit %s: stored, %s of %s", run_id, kind, unit, done, total)
     if complete:
-        from costapp.tasks import run_merge_task
-
-        _publish(run_merge_task, run_id)
+        run_merge(run_id=run_id)
 
 
-def _monthly_breakdown(plan: Plan) -> dict[str, dict[str, list[float]]]:
-    costs = plan_cost(plan, Futures(), 1, categories=True)
+def _monthly_breakdown(plan: Plan, costs: PathCosts) -> dict[str, dict[str, list[float]]]:
+    """Per option and category, the monthly cost of the one-path costing ``costs`` [USD]."""
     assert costs.breakdown_usd is not None
     return {
         option.name: {
@@ -717,21 +823,20 @@ def _monthly_breakdown(plan: Plan) -> dict[str, dict[str, list[float]]]:
 def _merge_claim(run_id: int) -> bool:
     """Claim a running run's merge: False when another merge started less than a task's time
     limit ago (it is under way; a dead merger's message comes back after the visibility timeout,
-    later than that, and may then claim it)."""
-    with transaction.atomic():
-        run = _locked(run_id)
-        if run is None or run.status != Status.RUNNING:
-            logger.info("run %s: merge skipped (run not running)", run_id)
-            return False
-        now = timezone.now()
-        recent = now - timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT)
-        if run.merge_started is not None and run.merge_started > recent:
-            logger.info("run %s: merge skipped (one is under way)", run_id)
-            return False
-        run.merge_started = now
-        run.heartbeat = now
-        run.save(update_fields=["merge_started", "heartbeat"])
-        return True
+    later than that, and may then claim it). One conditional UPDATE: the database takes the row
+    lock for that statement, so two claims never both succeed."""
+    from django.db.models import Q
+
+    now = timezone.now()
+    recent = now - timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT)
+    claimed = (
+        SimulationRun.objects.filter(pk=run_id, status=Status.RUNNING)
+        .filter(Q(merge_started=None) | Q(merge_started__lte=recent))
+        .update(merge_started=now, heartbeat=now)
+    )
+    if not claimed:
+        logger.info("run %s: merge skipped (run not running, or a merge is under way)", run_id)
+    return bool(claimed)
 
 
 def _units_redo(*, run_id: int, units: list[tuple[str, int]]) -> None:
@@ -758,14 +863,20 @@ def _units_redo(*, run_id: int, units: list[tuple[str, int]]) -> None:
         _publish(run_block_task, run_id, kind, unit)
 
 
+MERGE_FIELDS = ("status", "units", "inputs", "gpus", "normalize_warnings", "catalog_warnings")
+"""What the merge reads of a run's row (not its result fields)."""
+
+
 def run_merge(*, run_id: int) -> None:
-    """The merge task: put a running run's blocks together and finish it (once)."""
-    run = SimulationRun.objects.filter(pk=run_id).first()
+    """Put a running run's blocks together and finish it (once): the merge task, or the block
+    task that landed the last unit."""
+    run = SimulationRun.objects.filter(pk=run_id).only(*MERGE_FIELDS).first()
     if run is None or run.status != Status.RUNNING:
         logger.info("run %s: merge skipped (run not running)", run_id)
         return
     units = run.units
-    stored_units = set(run.blocks.values_list("kind", "unit"))
+    rows = list(run.blocks.values_list("kind", "unit", "payload"))
+    stored_units = {(kind, unit) for kind, unit, _payload in rows}
     if any((kind, unit) not in stored_units for kind, unit, _blocks in units):
         logger.info(
             "run %s: merge waits, %s of %s units stored", run_id, len(stored_units), len(units)
@@ -773,31 +884,36 @@ def run_merge(*, run_id: int) -> None:
         return
     if not _merge_claim(run_id):
         return
-    stored = _payloads_fetch(
-        run_id=run_id, rows=list(run.blocks.values_list("kind", "unit", "payload"))
-    )
+    stored = _payloads_fetch(run_id=run_id, rows=rows)
     lost = [key for key, payload in stored.items() if payload is None]
     if lost:
         _units_redo(run_id=run_id, units=lost)
         return
     held = {key: payload for key, payload in stored.items() if payload is not None}
     try:
+        payloads = {
+            name: [held[(kind, unit)] for kind, unit, _b in units if kind == name]
+            for name in BLOCK_KINDS
+        }
         runners = {
-            spec.engine_keyword: spec.runner(
-                [held[(kind, unit)] for kind, unit, _b in units if kind == name]
-            )
+            spec.engine_keyword: spec.runner(payloads[name])
             for name, spec in BLOCK_KINDS.items()
-            if any(kind == name for kind, _u, _b in units)
+            if payloads[name]
         }
         result = simulate_normalized(run.inputs, run.gpus, run.normalize_warnings, **runners)
         del runners  # the decoded sweep blocks: the bands decode their own
         result["warnings"].extend(run.catalog_warnings)
-        plan = plan_build(run.inputs, run.gpus)
-        monthly = _monthly_breakdown(plan)
-        curves = cost_curves(result["inputs"], result["gpus"])
-        bands = _sizing_bands(
-            plan, [stored[(kind, unit)] for kind, unit, _b in units if kind == "sizing"]
-        )
+        plan: Plan | None = None
+        if payloads["deterministic"]:
+            parts = json.loads(payloads["deterministic"][0])
+            monthly, curves = parts["monthly_breakdown_usd"], parts["cost_curves"]
+        else:
+            plan = plan_build(run.inputs, run.gpus)
+            monthly = _monthly_breakdown(plan, deterministic_costs(plan))
+            curves = cost_curves(result["inputs"], result["gpus"])
+        bands = None
+        if payloads["sizing"]:
+            bands = _sizing_bands(plan or plan_build(run.inputs, run.gpus), payloads["sizing"])
         json.dumps(result, allow_nan=False)
         json.dumps(curves, allow_nan=False)
         json.dumps(bands, allow_nan=False)
@@ -823,32 +939,24 @@ def run_finish(
 ) -> bool:
     """Store the result of a running run and mark it succeeded; False (nothing changed) when the
     run is no longer running (cancelled, or already finished by a redelivered merge).
-    ``sizing_bands`` (:func:`costapp.tco.sizing.sweeps_bands`) are kept beside the result, never
+    ``sizing_bands`` (:func:`costapp.tco.sweeps_bands`) are kept beside the result, never
     in it: the result document's fields are the contract's."""
     with transaction.atomic():
-        run = _locked(run_id)
-        if run is None or run.status != Status.RUNNING:
-            return False
-        run.result = result
-        run.monthly_breakdown_usd = monthly_breakdown_usd
-        run.cost_curves = curves
-        run.sizing_bands = sizing_bands
-        run.engine_version = str(result.get("engine_version", ENGINE_VERSION))
-        run.status = Status.SUCCEEDED
-        run.progress = 100
-        run.finished = timezone.now()
-        run.save(
-            update_fields=[
-                "result",
-                "monthly_breakdown_usd",
-                "cost_curves",
-                "sizing_bands",
-                "engine_version",
-                "status",
-                "progress",
-                "finished",
-            ]
+        # one conditional UPDATE (it locks the row): a run cancelled or finished meanwhile is
+        # left as it is
+        finished = SimulationRun.objects.filter(pk=run_id, status=Status.RUNNING).update(
+            result=result,
+            monthly_breakdown_usd=monthly_breakdown_usd,
+            cost_curves=curves,
+            sizing_bands=sizing_bands,
+            engine_version=str(result.get("engine_version", ENGINE_VERSION)),
+            status=Status.SUCCEEDED,
+            progress=100,
+            finished=timezone.now(),
         )
+        if not finished:
+            return False
+        run = SimulationRun.objects.only("units").get(pk=run_id)
         _blocks_drop(run)
     logger.info("run %s succeeded", run_id)
     _run_charts_build(run)

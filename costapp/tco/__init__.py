@@ -23,9 +23,17 @@ an import-linter contract in ``pyproject.toml`` keeps it so. The tests may.
 """
 
 from . import schema
-from .core import CATEGORIES, Futures, Plan, plan_build, plan_cost
+from .core import CATEGORIES, Futures, PathCosts, Plan, plan_build, plan_cost
 from .curves import cost_curves
-from .engine import ENGINE_VERSION, MonteCarloRunner, SizingRunner, simulate, simulate_normalized
+from .engine import (
+    ENGINE_VERSION,
+    MonteCarloRunner,
+    SizingRunner,
+    deterministic_costs,
+    option_results,
+    simulate,
+    simulate_normalized,
+)
 from .errors import FieldError, ScenarioError, escape_text
 from .jsonio import MAX_DOCUMENT_BYTES, loads
 from .montecarlo import (
@@ -37,6 +45,7 @@ from .montecarlo import (
     block_results_to_payload,
     blocks_compute,
     blocks_merge,
+    blocks_reduce,
     summary_fields,
 )
 from .references import CatalogRefs, OfferRef
@@ -66,6 +75,10 @@ from .types import (
 from .validation import Normalized, normalize
 
 __all__ = [
+    "blocks_reduce",
+    "option_results",
+    "deterministic_costs",
+    "PathCosts",
     "BLOCK_PATHS",
     "CATEGORIES",
     "CUMULATIVE_PATHS",

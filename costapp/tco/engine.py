@@ -58,6 +58,22 @@ process, and the Django side can spread the simulated blocks across workers with
 (:func:`sizing.sweep_blocks_compute`, :func:`sizing.sweeps_merge`)."""
 
 
+OptionsRunner = Callable[[Plan], list[dict[str, Any]]]
+"""Computes the deterministic figures of every option (the result's ``options`` before the Monte
+Carlo fields join them); :func:`deterministic_options` does it in this process, and the Django side
+can compute it on a worker beside the Monte Carlo blocks with the same result."""
+
+
+def deterministic_costs(plan: Plan) -> PathCosts:
+    """The one-path costing of the document's own values, with every category [USD]."""
+    return plan_cost(plan, Futures(), 1, categories=True)
+
+
+def deterministic_options(plan: Plan) -> list[dict[str, Any]]:
+    """Per option, the figures of the result document on the document's own values (no paths)."""
+    return option_results(plan, deterministic_costs(plan))
+
+
 def simulate(
     document: Any,
     gpus: GpuTable,
@@ -65,6 +81,7 @@ def simulate(
     *,
     monte_carlo: MonteCarloRunner = montecarlo.run,
     sizing_runner: SizingRunner = sizing.run,
+    options_runner: OptionsRunner = deterministic_options,
 ) -> dict[str, Any]:
     """The result document of a scenario document [USD, GPU-h, months].
 
@@ -78,6 +95,7 @@ def simulate(
         normalized.warnings,
         monte_carlo=monte_carlo,
         sizing_runner=sizing_runner,
+        options_runner=options_runner,
     )
 
 
@@ -88,6 +106,7 @@ def simulate_normalized(
     *,
     monte_carlo: MonteCarloRunner = montecarlo.run,
     sizing_runner: SizingRunner = sizing.run,
+    options_runner: OptionsRunner = deterministic_options,
 ) -> dict[str, Any]:
     """The result document of an already normalised scenario; ``warnings`` are normalisation's.
 
@@ -96,7 +115,7 @@ def simulate_normalized(
     an infinity.
     """
     with np.errstate(all="ignore"):  # non-finite figures are reported below, not warned about
-        result = _result(inputs, gpus, warnings, monte_carlo, sizing_runner)
+        result = _result(inputs, gpus, warnings, monte_carlo, sizing_runner, options_runner)
     finite_figures_check(result)
     return result
 
@@ -107,10 +126,10 @@ def _result(
     warnings: Iterable[str],
     monte_carlo: MonteCarloRunner,
     sizing_runner: SizingRunner,
+    options_runner: OptionsRunner,
 ) -> dict[str, Any]:
     plan = plan_build(inputs, gpus)
-    costs = plan_cost(plan, Futures(), 1, categories=True)
-    options = option_results(plan, costs)
+    options = options_runner(plan)
     feasible = [option["feasible"] for option in options]
     cheapest = rs.cheapest_index([option["npv_usd"] for option in options], feasible)
     all_warnings = list(warnings) + [
@@ -143,9 +162,18 @@ def _non_finite(value: Any) -> bool:
     if isinstance(value, float):
         return not math.isfinite(value)
     if isinstance(value, Mapping):
-        return any(_non_finite(item) for item in value.values())
-    if isinstance(value, list | tuple):
-        return any(_non_finite(item) for item in value)
+        items: Iterable[Any] = value.values()
+    elif isinstance(value, list | tuple):
+        items = value
+    else:
+        return False
+    isfinite = math.isfinite
+    for item in items:  # a loop, not any() over a generator: results hold thousands of floats
+        if type(item) is float:
+            if not isfinite(item):
+                return True
+        elif _non_finite(item):
+            return True
     return False
 
 

@@ -33,6 +33,7 @@ Units: money in USD, ``*_usd`` arrays are nominal totals or NPVs per path; month
 from __future__ import annotations
 
 import base64
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -169,6 +170,13 @@ class BlockResults:
     cumulative_usd : (O, H + 1, k) running sum of the monthly cost [USD] of those paths whose
         index in the run is below :data:`CUMULATIVE_PATHS` (``k`` of them, in path order). Months
         come before paths so that each month's percentiles run over a contiguous row.
+    cumulative_percentiles_usd : None, or (3, O, H + 1): the :data:`PERCENTILES` of the
+        cumulative cost per month over all the run's months-keeping paths [USD], when these
+        results hold every block with such paths and have summarised them already
+        (:func:`blocks_reduce`); ``cumulative_usd`` is then empty (``k = 0``).
+    cheapest_counts : None, or (O,) on how many of these paths each option is the cheapest
+        feasible one (see :func:`summarize`), when :func:`blocks_reduce` counted them already;
+        ``feasible`` is then empty (``n = 0`` columns).
     """
 
     block_indices: tuple[int, ...]
@@ -177,6 +185,8 @@ class BlockResults:
     npv_usd: Array
     feasible: Mask
     cumulative_usd: Array
+    cumulative_percentiles_usd: Array | None = None
+    cheapest_counts: NDArray[np.int64] | None = None
 
 
 _ARRAY_FIELDS: tuple[tuple[str, str], ...] = (
@@ -184,6 +194,10 @@ _ARRAY_FIELDS: tuple[tuple[str, str], ...] = (
     ("npv_usd", "<f8"),
     ("feasible", "|b1"),
     ("cumulative_usd", "<f8"),
+)
+_REDUCED_FIELDS: tuple[tuple[str, str], ...] = (
+    ("cumulative_percentiles_usd", "<f8"),
+    ("cheapest_counts", "<i8"),
 )
 
 
@@ -202,6 +216,13 @@ def block_results_to_payload(results: BlockResults) -> dict[str, Any]:
             "shape": list(array.shape),
             "base64": base64.b64encode(array.tobytes()).decode("ascii"),
         }
+    for name, dtype in _REDUCED_FIELDS:
+        if getattr(results, name) is not None:
+            array = np.ascontiguousarray(getattr(results, name), dtype=dtype)
+            payload[name] = {
+                "shape": list(array.shape),
+                "base64": base64.b64encode(array.tobytes()).decode("ascii"),
+            }
     return payload
 
 
@@ -212,6 +233,11 @@ def block_results_from_payload(payload: Mapping[str, Any]) -> BlockResults:
         raw = base64.b64decode(payload[name]["base64"])
         shape = tuple(int(n) for n in payload[name]["shape"])
         arrays[name] = np.frombuffer(raw, dtype=dtype).astype(dtype[1:]).reshape(shape)
+    for name, dtype in _REDUCED_FIELDS:
+        if payload.get(name) is not None:
+            raw = base64.b64decode(payload[name]["base64"])
+            shape = tuple(int(n) for n in payload[name]["shape"])
+            arrays[name] = np.frombuffer(raw, dtype=dtype).astype(dtype[1:]).reshape(shape)
     return BlockResults(
         block_indices=tuple(int(b) for b in payload["block_indices"]),
         block_paths=tuple(int(n) for n in payload["block_paths"]),
@@ -297,6 +323,60 @@ def blocks_compute(
     )
 
 
+def cumulative_blocks(paths: int) -> int:
+    """How many blocks of a run of ``paths`` paths hold paths that keep their months: blocks
+    ``0 …`` this ``- 1``."""
+    return block_count(min(paths, CUMULATIVE_PATHS))
+
+
+def blocks_reduce(
+    results: BlockResults, paths: int, *, overwrite_input: bool = False
+) -> BlockResults:
+    """``results`` with what can be summarised of them before the merge done already, so less
+    travels to it and it has less to do, with the same :class:`Summary` bit for bit:
+
+    - the paths on which each option is the cheapest feasible one are counted
+      (``cheapest_counts``; a path's winner depends on that path alone, and counts add up
+      exactly), and ``feasible`` is dropped;
+    - when they hold every block whose paths keep their months in a run of ``paths`` paths, the
+      percentiles of the cumulative cost per month are taken (those :func:`summarize` takes of the
+      whole run's ``cumulative_usd``: the same rows in the same path order, the same function), so
+      ``3 × O × (H + 1)`` numbers travel instead of ``O × (H + 1) × 10 000``.
+
+    ``results`` are left unchanged, unless ``overwrite_input`` lets the percentiles reorder their
+    ``cumulative_usd`` in place (for a caller that drops them).
+    """
+    reduced = results
+    if reduced.cheapest_counts is None:
+        reduced = dataclasses.replace(
+            reduced,
+            cheapest_counts=cheapest_counts(reduced.npv_usd, reduced.feasible),
+            feasible=reduced.feasible[:, :0],
+        )
+    needed = set(range(cumulative_blocks(paths)))
+    if (
+        reduced.cumulative_percentiles_usd is None
+        and needed
+        and needed <= set(reduced.block_indices)
+    ):
+        reduced = dataclasses.replace(
+            reduced,
+            cumulative_usd=reduced.cumulative_usd[:, :, :0],
+            cumulative_percentiles_usd=row_percentiles(
+                reduced.cumulative_usd, overwrite_input=overwrite_input
+            ),
+        )
+    return reduced
+
+
+def cheapest_counts(npv_usd: Array, feasible: Mask) -> NDArray[np.int64]:
+    """(O,) on how many paths each option has the lowest NPV among the options without
+    shortfall on that path (``argmin`` picks the first on a tie); a path with no feasible option
+    counts for none. ``npv_usd`` and ``feasible`` are (O, n)."""
+    winner = np.argmin(np.where(feasible, npv_usd, np.inf), axis=0)
+    return np.bincount(winner[feasible.any(axis=0)], minlength=npv_usd.shape[0]).astype(np.int64)
+
+
 def running_sums(monthly_usd: Array, out: Array) -> None:
     """Write the running sum over months of ``monthly_usd`` (O, n, H + 1) into ``out``
     (O, H + 1, n) [USD].
@@ -317,15 +397,34 @@ def blocks_merge(results: Sequence[BlockResults]) -> Summary:
     merge puts them in block order, so every grouping gives the same arrays and the same
     :class:`Summary` bit for bit. ``results`` are left unchanged.
     """
-    arrays, owned = _merged_arrays(results)
-    return summarize(*arrays, overwrite_input=owned)
+    (total, npv, cumulative), owned = _merged_arrays(results)
+    reduced = [r.cumulative_percentiles_usd for r in results]
+    cumulative_percentiles = next((p for p in reduced if p is not None), None)
+    counts = np.add.reduce(
+        [
+            cheapest_counts(r.npv_usd, r.feasible)
+            if r.cheapest_counts is None
+            else r.cheapest_counts
+            for r in results
+        ],
+        axis=0,
+    )
+    return summarize(
+        total,
+        npv,
+        None,
+        cumulative,
+        overwrite_input=owned,
+        cumulative_percentiles_usd=cumulative_percentiles,
+        cheapest_counts=counts,
+    )
 
 
 def _merged_arrays(
     results: Sequence[BlockResults],
-) -> tuple[tuple[Array, Array, Mask, Array], bool]:
-    """The run's ``(total_usd, npv_usd, feasible, cumulative_usd)`` in block order, and whether
-    they are new arrays (True) or those of the single result given (False)."""
+) -> tuple[tuple[Array, Array, Array], bool]:
+    """The run's ``(total_usd, npv_usd, cumulative_usd)`` in block order, and whether they are
+    new arrays (True) or those of the single result given (False)."""
     pieces: list[tuple[int, int, BlockResults, int, int]] = []
     for result in results:
         start = 0
@@ -343,31 +442,38 @@ def _merged_arrays(
     sizes = [piece[1] for piece in pieces]
     if any(n != BLOCK_PATHS for n in sizes[:-1]) or not 0 < sizes[-1] <= BLOCK_PATHS:
         raise ValueError(f"every block but the last must hold {BLOCK_PATHS} paths; got {sizes}")
+    if sum(r.cumulative_percentiles_usd is not None for r in results) > 1:
+        raise ValueError("the cumulative percentiles come from more than one block result")
     if len(results) == 1:
         # One result holding every block, in order: its arrays are the run's arrays.
         only = results[0]
-        return (only.total_usd, only.npv_usd, only.feasible, only.cumulative_usd), False
+        return (only.total_usd, only.npv_usd, only.cumulative_usd), False
     total = np.concatenate([r.total_usd[:, s : s + n] for _, n, r, s, _ in pieces], axis=1)
     npv = np.concatenate([r.npv_usd[:, s : s + n] for _, n, r, s, _ in pieces], axis=1)
-    feasible = np.concatenate([r.feasible[:, s : s + n] for _, n, r, s, _ in pieces], axis=1)
-    cumulative = np.concatenate(
-        [
-            r.cumulative_usd[:, :, c : c + _kept_paths(b, n)]
-            for b, n, r, _, c in pieces
-            if _kept_paths(b, n)
-        ],
-        axis=2,
-    )
-    return (total, npv, feasible, cumulative), True
+    reduced = next((r for r in results if r.cumulative_percentiles_usd is not None), None)
+    if reduced is not None:  # summarised already: no months to put together
+        cumulative = reduced.cumulative_usd
+    else:
+        cumulative = np.concatenate(
+            [
+                r.cumulative_usd[:, :, c : c + _kept_paths(b, n)]
+                for b, n, r, _, c in pieces
+                if _kept_paths(b, n)
+            ],
+            axis=2,
+        )
+    return (total, npv, cumulative), True
 
 
 def summarize(
     total_usd: Array,
     npv_usd: Array,
-    feasible: Mask,
+    feasible: Mask | None,
     cumulative_usd: Array,
     *,
     overwrite_input: bool = False,
+    cumulative_percentiles_usd: Array | None = None,
+    cheapest_counts: NDArray[np.int64] | None = None,
 ) -> Summary:
     """Statistics of the per-path results of a whole run (arrays as in :class:`BlockResults`).
 
@@ -376,14 +482,25 @@ def summarize(
     the first on a tie); a path with no feasible option counts for none. With
     ``overwrite_input`` the percentiles may reorder ``total_usd`` and ``cumulative_usd`` along the
     path axis instead of copying them (same values, less memory traffic).
+    ``cumulative_percentiles_usd`` and ``cheapest_counts`` (from :func:`blocks_reduce`) stand
+    for the percentiles of ``cumulative_usd`` and the counts of ``feasible``, which may then be
+    empty (or None).
     """
     n_options, paths = total_usd.shape
     if paths == 0:
         raise ValueError("no paths to summarise")
     p10, p50, p90 = np.percentile(total_usd, PERCENTILES, axis=1, overwrite_input=overwrite_input)
-    c10, c50, c90 = row_percentiles(cumulative_usd, overwrite_input=overwrite_input)
-    winner = np.argmin(np.where(feasible, npv_usd, np.inf), axis=0)
-    counts = np.bincount(winner[feasible.any(axis=0)], minlength=n_options)
+    if cumulative_percentiles_usd is None:
+        cumulative_percentiles_usd = row_percentiles(
+            cumulative_usd, overwrite_input=overwrite_input
+        )
+    c10, c50, c90 = cumulative_percentiles_usd
+    if cheapest_counts is None:
+        if feasible is None:
+            raise ValueError("summarize needs feasible or cheapest_counts")
+        cheapest_counts = _cheapest_counts(npv_usd, feasible)
+    if cheapest_counts.shape != (n_options,):
+        raise ValueError(f"cheapest_counts must be ({n_options},), got {cheapest_counts.shape}")
     mean_npv, p90_npv = npv_statistics(npv_usd, overwrite_input=overwrite_input)
     return Summary(
         paths=paths,
@@ -393,10 +510,13 @@ def summarize(
         cumulative_p10_usd=c10,
         cumulative_p50_usd=c50,
         cumulative_p90_usd=c90,
-        probability_cheapest=counts / paths,
+        probability_cheapest=cheapest_counts / paths,
         mean_npv_usd=mean_npv,
         p90_npv_usd=p90_npv,
     )
+
+
+_cheapest_counts = cheapest_counts  # summarize's keyword of that name hides the function
 
 
 def npv_statistics(npv_usd: Array, *, overwrite_input: bool = False) -> tuple[Array, Array]:

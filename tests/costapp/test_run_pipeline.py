@@ -33,7 +33,7 @@ def finished_run(db, catalog_gpus, tasks_in_process):
     )
     run = services.run_create(scenario=scenario)
     assert run.status == "succeeded", run.error
-    assert len(run.units) == 4
+    assert [kind for kind, _unit, _blocks in run.units] == ["deterministic"] + ["montecarlo"] * 4
     return run
 
 
@@ -64,13 +64,14 @@ def test_a_block_delivered_twice_is_stored_once(finished_run):
     services.run_block_execute(run_id=run.id, kind="montecarlo", unit=1)
     run.refresh_from_db()
     assert (run.progress, list(RunBlock.objects.values_list("unit", flat=True))) == first
-    assert first == (25, [1])
+    assert first == (20, [1])  # 1 of 5 units
 
 
 def test_the_last_block_merges_and_a_second_merge_changes_nothing(finished_run):
     run = a_copy(finished_run, status="running")
-    for unit in (3, 0, 2, 1):  # any order; the last one to land publishes the merge
-        services.run_block_execute(run_id=run.id, kind="montecarlo", unit=unit)
+    units = [("montecarlo", 3), ("montecarlo", 0), ("deterministic", 0), ("montecarlo", 2)]
+    for kind, unit in units + [("montecarlo", 1)]:  # any order; the last one to land merges
+        services.run_block_execute(run_id=run.id, kind=kind, unit=unit)
     run.refresh_from_db()
     assert run.status == "succeeded" and run.progress == 100
     assert json.dumps(run.result) == json.dumps(finished_run.result)
@@ -92,7 +93,7 @@ def test_a_restarted_run_publishes_only_the_missing_blocks(finished_run, caplog)
     services.run_block_execute(run_id=run.id, kind="montecarlo", unit=2)
     with caplog.at_level(logging.INFO, logger="costapp.services"):
         services.run_execute(run_id=run.id)
-    assert f"run {run.id}: attempt 2, 2 of 4 block tasks to publish" in caplog.text
+    assert f"run {run.id}: attempt 2, 3 of 5 block tasks to publish" in caplog.text
     run.refresh_from_db()
     assert run.status == "succeeded" and run.attempts == 2
     assert json.dumps(run.result) == json.dumps(finished_run.result)
@@ -150,9 +151,49 @@ def test_beat_requeues_runs_and_tasks_end_before_the_visibility_timeout():
 
 
 @override_settings(RUN_BLOCKS_PER_TASK=10)
-def test_the_blocks_keeping_months_go_in_smaller_tasks_and_every_block_is_in_one():
+def test_the_blocks_keeping_months_go_in_tasks_of_their_own_and_every_block_is_in_one():
     units = services.run_units(inputs={"simulation": {"paths": 100_000, "seed": 0}})
-    assert [len(blocks) for _kind, _unit, blocks in units] == [2] * 5 + [10] * 9
-    assert [b for _kind, _unit, blocks in units for b in blocks] == list(range(100))
-    assert [unit for _kind, unit, _blocks in units] == list(range(14))
+    assert units[0] == ["deterministic", 0, [0]]
+    montecarlo = [(unit, blocks) for kind, unit, blocks in units if kind == "montecarlo"]
+    assert [blocks for _unit, blocks in montecarlo] == [
+        list(range(start, start + 10)) for start in range(0, 100, 10)
+    ]
+    assert [unit for unit, _blocks in montecarlo] == list(range(10))
+    with override_settings(RUN_BLOCKS_PER_TASK=4):
+        units = services.run_units(inputs={"simulation": {"paths": 20_500, "seed": 0}})
+    assert [blocks for kind, _u, blocks in units if kind == "montecarlo"][:4] == [
+        [0, 1, 2, 3],
+        [4, 5, 6, 7],
+        [8, 9],  # the last block keeping months
+        [10, 11, 12, 13],
+    ]
     assert services.run_units(inputs={"name": "no simulation"}) == []
+
+
+def test_block_tasks_send_counts_and_the_percentiles_of_the_months_when_they_hold_them(
+    db, catalog_gpus
+):
+    from costapp.tco import montecarlo
+    from costapp.tco.core import plan_build
+
+    gpus, _source = services.engine_gpu_figures()
+    document = scenario_document(paths=12_500, seed=3)
+    inputs = services.normalize(document, gpus, services.scenario_catalog_refs(document)).document
+    plan = plan_build(inputs, gpus)
+    months = plan.horizon_months + 1
+    together = services._montecarlo_results(
+        services._montecarlo_compute(plan, inputs, list(range(10)))
+    )
+    assert together.cumulative_usd.shape == (5, months, 0)
+    assert together.cumulative_percentiles_usd.shape == (3, 5, months)
+    assert together.feasible.shape == (5, 0) and together.cheapest_counts.sum() <= 10_000
+    apart = [
+        services._montecarlo_results(services._montecarlo_compute(plan, inputs, blocks))
+        for blocks in ([0, 1, 2, 3, 4], [5, 6, 7, 8, 9])
+    ]
+    assert [part.cumulative_usd.shape for part in apart] == [(5, months, 5000)] * 2
+    assert all(part.cumulative_percentiles_usd is None for part in apart)
+    rest = services._montecarlo_results(services._montecarlo_compute(plan, inputs, [12, 10, 11]))
+    expected = montecarlo.run(plan, inputs["simulation"])
+    for grouping in ([together, rest], [rest, *apart]):
+        assert montecarlo.summary_fields(plan, montecarlo.blocks_merge(grouping)) == expected

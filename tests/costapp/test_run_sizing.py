@@ -53,7 +53,7 @@ def run_of(owner, document) -> SimulationRun:
 def sizing_run(owner, catalog_gpus, tasks_in_process):
     run = run_of(owner, sizing_document())
     kinds = [kind for kind, _unit, _blocks in run.units]
-    assert kinds == ["montecarlo"] * 4 + ["sizing"] * 4
+    assert kinds == ["deterministic"] + ["montecarlo"] * 4 + ["sizing"] * 4
     return run
 
 
@@ -92,15 +92,15 @@ def test_a_redelivered_sweep_block_adds_nothing_and_progress_counts_sweep_blocks
     services.run_block_execute(run_id=run.id, kind="sizing", unit=1)
     run.refresh_from_db()
     first = (run.progress, list(RunBlock.objects.values_list("kind", "unit")))
-    assert first == (12, [("sizing", 1)])  # 1 of 8 units
+    assert first == (11, [("sizing", 1)])  # 1 of 9 units
     services.run_block_execute(run_id=run.id, kind="sizing", unit=1)
     run.refresh_from_db()
     assert (run.progress, list(RunBlock.objects.values_list("kind", "unit"))) == first
     for kind, unit in [("montecarlo", 2), ("sizing", 3), ("montecarlo", 0), ("sizing", 0)]:
         services.run_block_execute(run_id=run.id, kind=kind, unit=unit)
     run.refresh_from_db()
-    assert (run.status, run.progress) == ("running", 62)  # 5 of 8
-    for kind, unit in [("montecarlo", 3), ("sizing", 2), ("montecarlo", 1)]:
+    assert (run.status, run.progress) == ("running", 55)  # 5 of 9
+    for kind, unit in [("montecarlo", 3), ("deterministic", 0), ("sizing", 2), ("montecarlo", 1)]:
         services.run_block_execute(run_id=run.id, kind=kind, unit=unit)
     run.refresh_from_db()
     assert (run.status, run.progress) == ("succeeded", 100)
@@ -118,7 +118,7 @@ def test_a_restarted_sizing_run_publishes_only_its_missing_blocks(sizing_run, ca
         services.run_block_execute(run_id=run.id, kind=kind, unit=unit)
     with caplog.at_level("INFO", logger="costapp.services"):
         services.run_execute(run_id=run.id)
-    assert f"run {run.id}: attempt 2, 5 of 8 block tasks to publish" in caplog.text
+    assert f"run {run.id}: attempt 2, 6 of 9 block tasks to publish" in caplog.text
     run.refresh_from_db()
     assert run.status == "succeeded"
     assert json.dumps(run.result) == json.dumps(sizing_run.result)
@@ -148,7 +148,7 @@ def test_sweep_blocks_are_split_by_their_candidates_and_every_block_is_in_one_ta
         assert {len(blocks) for blocks in units[:-1]} == {per_task}
     assert services.run_units(inputs={"sizing": [sweep]}) == []
     assert not [
-        u for u in services.run_units(inputs={"simulation": {"paths": 5}}) if u[0] != "montecarlo"
+        u for u in services.run_units(inputs={"simulation": {"paths": 5}}) if u[0] == "sizing"
     ]
 
 

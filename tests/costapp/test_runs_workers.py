@@ -174,12 +174,13 @@ def test_block_results_travel_through_redis_and_lost_ones_are_computed_again(
             gpus=finished.gpus,
             units=finished.units,
         )
+        services.run_block_execute(run_id=run.id, kind="deterministic", unit=0)
         services.run_block_execute(run_id=run.id, kind="montecarlo", unit=0)
         services.run_block_execute(run_id=run.id, kind="montecarlo", unit=1)
         client = redis.Redis.from_url(settings.REDIS_URL)
         key = f"costapp:run:{run.id}:montecarlo:0"
         assert len(client.get(key)) > 100_000
-        assert bytes(RunBlock.objects.get(run=run, unit=0).payload) == b""
+        assert bytes(RunBlock.objects.get(run=run, kind="montecarlo", unit=0).payload) == b""
         client.delete(key)  # as if Redis restarted without it
         with caplog.at_level("WARNING", logger="costapp.services"):
             services.run_block_execute(run_id=run.id, kind="montecarlo", unit=2)
