@@ -22,6 +22,8 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db import DEFAULT_DB_ALIAS, connections
+from django.db.models import Field
+from django.db.models.options import Options
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from knox import auth
@@ -44,6 +46,15 @@ def _user_fields() -> list[str]:
     return [field.attname for field in user._meta.concrete_fields if field.attname in wanted]
 
 
+def _column(meta: "Options[Any]", name: str) -> str:  # Options is generic in the stubs only
+    """The database column of the field ``name`` (a concrete field: the token's and the user's
+    fields read here all are)."""
+    field = meta.get_field(name)
+    if not isinstance(field, Field) or field.column is None:
+        raise TypeError(f"{meta.label}.{name} is not a column")
+    return field.column
+
+
 @cache
 def _token_sql(vendor: str) -> str:
     """The query for one ``token_key``: a row per token and group of its user (one row with no
@@ -55,9 +66,9 @@ def _token_sql(vendor: str) -> str:
     group_meta = Group._meta
 
     def token_col(name: str) -> str:
-        return f"t.{q(token_meta.get_field(name).column)}"
+        return f"t.{q(_column(token_meta, name))}"
 
-    user_cols = ", ".join(f"u.{q(user_meta.get_field(name).column)}" for name in _user_fields())
+    user_cols = ", ".join(f"u.{q(_column(user_meta, name))}" for name in _user_fields())
     return (
         f"SELECT {token_col('digest')}, {token_col('token_key')}, {token_col('user')},"
         f" ({token_col('expiry')} IS NOT NULL AND {token_col('expiry')} < %s), {user_cols},"

@@ -83,8 +83,8 @@ class TokenRateThrottle(SimpleRateThrottle):
 
     def wait(self) -> float | None:
         """Seconds until a request would be allowed again, as DRF's throttle computes it."""
-        if self.window is None:
-            return super().wait()
+        if self.window is None or self.num_requests is None or self.duration is None:
+            return super().wait()  # (a window implies a rate, so its count and period are set)
         count, oldest = self.window
         remaining = self.duration - (self.now - oldest) if count else self.duration
         available = self.num_requests - count + 1

@@ -6,6 +6,7 @@ key shown in that answer only) and one to revoke each. The same services as the 
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
@@ -17,10 +18,16 @@ TOKEN_PREFIX_LENGTH = 8
 """How many characters of a token's id (its key's first characters) the page shows."""
 
 
+class AuthenticatedHttpRequest(HttpRequest):
+    """A request ``login_required`` let through: its user is signed in (for type checking)."""
+
+    user: User
+
+
 @never_cache
 @login_required
 @require_http_methods(["GET", "POST"])
-def tokens(request: HttpRequest) -> HttpResponse:
+def tokens(request: AuthenticatedHttpRequest) -> HttpResponse:
     """Your API tokens. ``POST`` without ``revoke`` makes a token and answers with its key, shown
     this once (the answer is never cached); ``POST`` with ``revoke=<id>`` revokes that token of
     yours."""
@@ -40,7 +47,7 @@ def tokens(request: HttpRequest) -> HttpResponse:
     return render(request, "accounts/tokens.html", context)
 
 
-def _revoke(request: HttpRequest, token_id: str) -> HttpResponse:
+def _revoke(request: AuthenticatedHttpRequest, token_id: str) -> HttpResponse:
     if services.token_revoke(user=request.user, token_id=token_id):
         prefix = token_id[:TOKEN_PREFIX_LENGTH]
         messages.success(request, f"The token {prefix}… was revoked: it no longer works.")

@@ -63,7 +63,9 @@ def request_bytes(*, port: int, token: str, url: str) -> bytes:
     ).encode()
 
 
-async def _exchange(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, raw: bytes):
+async def _exchange(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, raw: bytes
+) -> tuple[int, bool]:
     """Send one request, read its answer; (status, whether the server closes the connection)."""
     writer.write(raw)
     head = await reader.readuntil(b"\r\n\r\n")
@@ -104,7 +106,9 @@ async def _generate(
             opened -= 1
             raise
 
-    async def release(conn, broken: bool) -> None:
+    async def release(
+        conn: tuple[asyncio.StreamReader, asyncio.StreamWriter], broken: bool
+    ) -> None:
         nonlocal opened
         async with freed:
             if broken:

@@ -55,7 +55,7 @@ def _offer_standing(builder: ScenarioBuilder) -> dict[int, Any]:
     price; options naming no offer are left out."""
     found: dict[int, Any] = {}
     for index, form in enumerate(builder.options.forms):
-        reference = form.offer_reference()  # type: ignore[attr-defined]
+        reference = form.offer_reference()
         if reference is None:
             continue
         provider, instance, region = reference

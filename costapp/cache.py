@@ -8,6 +8,7 @@ share between threads (connections come from its pool), so one per server is kep
 else is Django's.
 """
 
+from collections.abc import Callable
 from typing import Any
 
 from django.core.cache.backends import redis as django_redis
@@ -15,6 +16,14 @@ from django.core.cache.backends import redis as django_redis
 
 class RedisCacheClient(django_redis.RedisCacheClient):
     """``RedisCacheClient`` with one client per server instead of one per call."""
+
+    # Django's private attributes used below (declared for type checking; its stubs omit them).
+    _get_connection_pool_index: Callable[[bool], int]
+    _pools: dict[int, Any]
+    _pool_class: Any
+    _pool_options: dict[str, Any]
+    _servers: list[str]
+    _client: Any
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -34,6 +43,8 @@ class RedisCacheClient(django_redis.RedisCacheClient):
 
 class RedisCache(django_redis.RedisCache):
     """``django.core.cache.backends.redis.RedisCache`` with :class:`RedisCacheClient`."""
+
+    _cache: RedisCacheClient  # Django's cached client (private: its stubs omit it)
 
     def __init__(self, server: Any, params: dict) -> None:
         super().__init__(server, params)

@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.forms import formset_factory
@@ -28,6 +28,9 @@ from django.forms import formset_factory
 from costapp.tco import FieldError, FieldSpec, schema
 from hardware import selectors as catalog
 from hardware.models import stale_before
+
+if TYPE_CHECKING:
+    from django_stubs_ext import StrOrPromise
 
 # --- labels and help ----------------------------------------------------------------------------
 
@@ -181,7 +184,8 @@ class TiersField(forms.CharField):
     widget = forms.Textarea(attrs={"rows": 3, "cols": 28})
     OPEN = {"rest", "-", "none", "null"}
 
-    def to_python(self, value: Any) -> list[dict[str, Any]] | None:
+    # The cleaned value is the parsed tiers, not the text: a deliberate change of CharField's type.
+    def to_python(self, value: Any) -> list[dict[str, Any]] | None:  # type: ignore[override]
         text = super().to_python(value)
         if not text:
             return None
@@ -711,7 +715,7 @@ class Placed:
     """An engine error put at a form field: where it went and what the summary says."""
 
     anchor: str
-    label: str
+    label: StrOrPromise
     message: str
     path: str | None
 
@@ -726,16 +730,20 @@ class ScenarioBuilder:
         self, data: Mapping[str, Any] | None = None, *, catalog: CatalogChoices | None = None
     ) -> None:
         self.catalog = catalog or CatalogChoices()
-        kwargs = {"form_kwargs": {"catalog": self.catalog}}
+        form_kwargs = {"catalog": self.catalog}
         self.scenario = ScenarioForm(data)
         if data is None:
-            self.workloads = WorkloadFormSet(prefix="workloads", initial=[{}], **kwargs)
-            self.options = OptionFormSet(prefix="options", initial=[{}, {}], **kwargs)
-            self.sizing = SweepFormSet(prefix="sizing", **kwargs)
+            self.workloads = WorkloadFormSet(
+                prefix="workloads", initial=[{}], form_kwargs=form_kwargs
+            )
+            self.options = OptionFormSet(
+                prefix="options", initial=[{}, {}], form_kwargs=form_kwargs
+            )
+            self.sizing = SweepFormSet(prefix="sizing", form_kwargs=form_kwargs)
         else:
-            self.workloads = WorkloadFormSet(data, prefix="workloads", **kwargs)
-            self.options = OptionFormSet(data, prefix="options", **kwargs)
-            self.sizing = SweepFormSet(data, prefix="sizing", **kwargs)
+            self.workloads = WorkloadFormSet(data, prefix="workloads", form_kwargs=form_kwargs)
+            self.options = OptionFormSet(data, prefix="options", form_kwargs=form_kwargs)
+            self.sizing = SweepFormSet(data, prefix="sizing", form_kwargs=form_kwargs)
         self.section_errors: dict[str, list[str]] = {"workloads": [], "options": [], "sizing": []}
         self.summary: list[Placed] = []
         self._rows: dict[str, list[RowForm]] = {}
@@ -833,6 +841,7 @@ class ScenarioBuilder:
             self._engine_error(error.field, error.message)
 
     def _engine_error(self, path: str | None, message: str) -> None:
+        name: str | None  # the form field the error goes to (None: the form's own errors)
         if path is None:
             self._place(self.scenario, None, message, None)
             return
@@ -868,7 +877,7 @@ class ScenarioBuilder:
             self._place(form, None, message, path)
             return
         key = re.split(r"[.\[]", rest, maxsplit=1)[0]
-        name: str | None = key
+        name = key
         if section == "options":
             found = form.form_name(key)  # type: ignore[attr-defined]
             if isinstance(found, list):
@@ -931,7 +940,8 @@ def document_form_data(
                 leftover(path, "must be an object")
                 continue
             kind = item.get("type")
-            allowed = set(common) | set(by_type.get(kind, {}))  # type: ignore[call-overload]
+            own = by_type.get(kind, {}) if isinstance(kind, str) else {}
+            allowed = set(common) | set(own)
             if section == "options" and kind == "cloud":
                 billing = item.get("billing") or "on_demand"
                 allowed |= set(schema.BILLING_FIELDS.get(billing, {}))

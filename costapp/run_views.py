@@ -381,8 +381,7 @@ def run_sizing(*, run: SimulationRun) -> list[dict[str, Any]]:
 
 def _problems(exc: ScenarioError) -> str:
     return "; ".join(
-        f"{error['field']}: {error['message']}" if error.get("field") else error["message"]
-        for error in exc.as_dicts()
+        f"{error.field}: {error.message}" if error.field else error.message for error in exc.errors
     )
 
 

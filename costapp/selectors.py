@@ -139,7 +139,15 @@ def price_standing_of(price: InstancePrice, *, today: date | None = None) -> Pri
     """Where a price came from and whether it can be relied on: its amount, its source, the date
     the source stated it, whether that is older than ``PRICE_STALE_DAYS``, its flag (``None``:
     none) and its zone."""
-    return PriceStanding(**catalog.price_standing(price, today=today))
+    standing = catalog.price_standing(price, today=today)
+    return PriceStanding(
+        usd_per_hour=standing["usd_per_hour"],
+        source=standing["source"],
+        stated_on=standing["stated_on"],
+        stale=standing["stale"],
+        flag=standing["flag"],
+        zone=standing["zone"],
+    )
 
 
 def offer_terms(*, provider: str, instance: str, region: str) -> OfferTerms | None:

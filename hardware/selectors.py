@@ -1,6 +1,7 @@
 """Reads from the catalog. Money leaves here as float (the engine's unit), never stored back."""
 
 from datetime import UTC, date, datetime, time
+from typing import TypedDict
 
 from django.db.models import BooleanField, Count, Exists, ExpressionWrapper, OuterRef, Q, QuerySet
 from django.utils import timezone
@@ -20,7 +21,7 @@ from .models import (
 
 def gpu_figures() -> dict[str, dict[str, float | None]]:
     """The engine's figures per GPU slug, from the database."""
-    return {gpu.slug: engine_figures(gpu) for gpu in GpuModel.objects.all()}  # type: ignore[arg-type]
+    return {gpu.slug: engine_figures(gpu) for gpu in GpuModel.objects.all()}
 
 
 def gpu_figures_from_table() -> dict[str, dict[str, float | None]]:
@@ -173,7 +174,14 @@ def quote_is_expired(quote: DedicatedQuote | PurchaseQuote, *, today: date) -> b
     return quote.valid_until is not None and quote.valid_until < today
 
 
-def quotes_list(*, today: date) -> dict[str, list[tuple[DedicatedQuote | PurchaseQuote, bool]]]:
+class QuoteLists(TypedDict):
+    """Dedicated-server and purchase quotes, each with whether it has expired."""
+
+    dedicated: list[tuple[DedicatedQuote, bool]]
+    purchase: list[tuple[PurchaseQuote, bool]]
+
+
+def quotes_list(*, today: date) -> QuoteLists:
     """Dedicated-server and purchase quotes, each with whether it has expired."""
     dedicated = DedicatedQuote.objects.select_related("gpu")
     purchase = PurchaseQuote.objects.select_related("gpu")
