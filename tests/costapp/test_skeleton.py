@@ -8,8 +8,10 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
+from accounts.roles import VIEWER
 from hardware.gpu_table import read_gpu_table
 from hardware.models import GpuModel
+from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -26,8 +28,8 @@ def test_login_page_answers_with_a_form(client):
     assert b'name="username"' in response.content and b'name="password"' in response.content
 
 
-def test_signed_in_user_sees_every_gpu_model_on_the_gpu_models_page(client, catalog_gpus):
-    user = get_user_model().objects.create_user("ana", password="correct horse battery")
+def test_a_viewer_sees_every_gpu_model_on_the_gpu_models_page(client, catalog_gpus):
+    user = UserFactory(username="ana", password="correct horse battery", roles=[VIEWER])
     assert client.login(username="ana", password="correct horse battery")
     response = client.get("/gpus/")
     assert response.status_code == 200

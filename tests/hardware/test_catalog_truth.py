@@ -7,10 +7,10 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.test import override_settings
 from django.urls import reverse
 
+from accounts.roles import VIEWER
 from costapp.services import scenario_simulate
 from hardware.gpu_table import read_gpu_table
 from hardware.models import EgressTier, InstanceOffer, InstancePrice, Provider
@@ -20,6 +20,7 @@ from hardware.sources.aliases import read_aliases
 from hardware.sources.common import RowRejected, read_csv
 from hardware.sources.seed import read_stated_on
 from hardware.sources.skypilot import PriceRow
+from tests.factories import UserFactory
 
 from .factories import EgressTierFactory, InstancePriceFactory
 
@@ -312,8 +313,7 @@ def test_an_option_priced_by_hand_is_not_warned_about_the_offers_price(catalog):
 
 
 def test_the_prices_page_says_source_date_staleness_variant_egress_and_zone_spread(client, catalog):
-    user = get_user_model().objects.create_user("reader", password="a long pass phrase")
-    client.force_login(user)
+    client.force_login(UserFactory(username="reader", roles=[VIEWER]))
     body = client.get(
         reverse("prices"), {"provider": "aws", "q": "p5.48xlarge", "billing": "spot"}
     ).content.decode()
@@ -324,8 +324,7 @@ def test_the_prices_page_says_source_date_staleness_variant_egress_and_zone_spre
 
 
 def test_the_cheapest_page_says_the_cheapest_h200_spot_price_is_flagged(client, catalog):
-    user = get_user_model().objects.create_user("buyer", password="a long pass phrase")
-    client.force_login(user)
+    client.force_login(UserFactory(username="buyer", roles=[VIEWER]))
     body = client.get(reverse("gpu-cheapest-page", args=["h200"])).content.decode()
     assert "Cheapest: <strong>1.09185</strong> USD per GPU-hour" in body
     assert "This cheapest price is flagged" in body and "p5en.48xlarge" in body
