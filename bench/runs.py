@@ -1,17 +1,17 @@
 """Benchmark of runs on Celery workers: ``uv run python bench/runs.py``.
 
 A 100 000-path, 36-month, 5-option run (``bench/uncertain-h100-fleet.json``) end to end, from
-``services.run_create`` (the API's path: inputs frozen, run task published) to the row reading
-``succeeded``, on a real Redis and real worker processes (prefork, one child each): first one
+``services.run_create`` (the API's path: inputs frozen, the block tasks published) to the row
+reading ``succeeded``, on a real Redis and real worker processes (prefork, one child each): first one
 worker process, then two. Needs PostgreSQL (``DATABASE_URL``, default
 ``postgres://postgres@127.0.0.1:5432/gputco_bench_runs``; the database is created and migrated).
 Redis: a private ``redis-server`` on a free port when the binary is there (so the byte counts
 are this benchmark's alone), else ``REDIS_URL``. Numeric libraries run on one thread everywhere.
 
-First, every step of the pipeline alone, one after another in this process with no worker (run
-task, each unit, the merge): their CPU and wall time, the serial part (submit, the run task until
-its first block message, the merge) and what 1 and 2 workers would take from these figures, which a
-busy machine distorts far less than it distorts the end-to-end wall times below.
+First, every step of the pipeline alone, one after another in this process with no worker
+(submit, each unit, the merge, the charts built after it): their CPU and wall time, the serial
+part (submit and merge) and what 1 and 2 workers would take from these figures, which a busy
+machine distorts far less than it distorts the end-to-end wall times below.
 Then, for each worker count, the median wall time of ``REPEATS`` runs (after a warm-up), the
 CPU time of the workers and of this process over those runs, and checks the results equal the
 in-process engine's bit for bit, and the time spent queued, in block tasks and in the merge (from
@@ -294,9 +294,10 @@ def _bench_document(
         f"in-process engine, {paths:,} paths: median {in_process:.3f} s wall, "
         f"{statistics.median(cpus):.3f} s CPU (of {', '.join(f'{w:.3f}' for w in walls)})"
     )
-    _serial_phases(scenario, repeats)
+    charts_cpu = _serial_phases(scenario, repeats)
 
     medians: dict[int, float] = {}
+    machine: dict[int, float] = {}
     for count in (1, 2):
         workers = start_workers(count, env, workdir)
         try:
@@ -305,6 +306,7 @@ def _bench_document(
             phases = []
             cpu_workers = cpu_here = 0.0
             traffic = 0
+            machine_before = machine_busy_s()
             for _ in range(repeats):
                 before_cpu = sum(group_cpu_s(w.pid) for w in workers)
                 before_here = time.process_time()
@@ -323,6 +325,7 @@ def _bench_document(
                 )
                 if json.dumps(run.result) != json.dumps(expected):
                     sys.exit(f"the result over {count} worker(s) differs from the in-process one")
+            machine[count] = (machine_busy_s() - machine_before) / repeats
             units = len(run.units)
             blocks = sum(len(b) for kind, _unit, b in run.units if kind != "deterministic")
             block_bytes = _stored_block_bytes(run)
@@ -332,8 +335,8 @@ def _bench_document(
         print(
             f"{count} worker process(es): median {medians[count]:.3f} s wall end to end "
             f"(of {', '.join(f'{w:.3f}' for w in walls)}); CPU per run: workers "
-            f"{cpu_workers / repeats:.3f} s, this process {cpu_here / repeats:.3f} s; "
-            f"result equal to the in-process engine's bit for bit"
+            f"{cpu_workers / repeats:.3f} s, this process {cpu_here / repeats:.3f} s, the whole "
+            f"machine {machine[count]:.3f} s; result equal to the in-process engine's bit for bit"
         )
         print(
             "  phases (median): queued "
@@ -361,15 +364,34 @@ def _bench_document(
         f"+{medians[1] - in_process:.3f} s (target <= 1.5 x {in_process:.3f} + 1 s = "
         f"{budget:.3f} s: {'met' if medians[1] <= budget else 'NOT met'})"
     )
-    print(f"cores: {os.cpu_count()}, load average: {os.getloadavg()}")
+    cores = os.cpu_count() or 1
+    floor = max(0.0, machine[2] - charts_cpu) / cores
+    print(
+        f"  why: a run costs the whole machine {machine[1]:.3f} s CPU with 1 worker, "
+        f"{machine[2]:.3f} s with 2 (workers, their consumers, PostgreSQL, Redis, this process; "
+        f"{charts_cpu:.3f} s of it the charts, built after the run reads succeeded). On "
+        f"{cores} cores, 2 workers need about {floor:.3f} s for a run, a speed-up of about "
+        f"{medians[1] / floor if floor else float('inf'):.2f}x at most: with 1 worker the other "
+        "core was already doing the database's, Redis's and the consumers' share."
+    )
+    print(f"cores: {cores}, load average: {os.getloadavg()}")
 
 
-def _serial_phases(scenario: Any, repeats: int) -> None:
+def machine_busy_s() -> float:
+    """CPU time the whole machine spent busy so far, every core together (``/proc/stat``) [s]."""
+    with open("/proc/stat", encoding="ascii") as stat:
+        values = [int(v) for v in stat.readline().split()[1:]]
+    idle = values[3] + values[4]  # idle, iowait
+    return (sum(values) - idle) / CLOCK_TICKS
+
+
+def _serial_phases(scenario: Any, repeats: int) -> float:
     """Every step of the pipeline run one after another in this process, with no worker (the
     messages the steps publish wait in Redis and are purged), each timed alone: CPU time, which a
     busy machine hardly changes, and wall time. From them, what the runs on workers would take on
     an idle machine, message latency aside: one worker does every step in turn; two share the
-    units (each taking the next one as it frees up, in publishing order) and the rest is serial."""
+    units (each taking the next one as it frees up, in publishing order) and the rest is serial.
+    Returns the CPU time of building a run's charts (after it reads succeeded) [s]."""
     from costapp import services
     from costapp.celery import app
 
@@ -384,61 +406,56 @@ def _serial_phases(scenario: Any, repeats: int) -> None:
     def merge_timed(*, run_id: int) -> None:
         merge_times.append(timed(real_merge, run_id=run_id)[:2])
 
-    real_publish = services._publish
-    published: list[tuple[float, float]] = []  # when each message left, CPU and wall
+    real_charts = services._run_charts_build
+    charts_times: list[tuple[float, float]] = []
 
-    def publish_timed(task: Any, *args: Any) -> None:
-        real_publish(task, *args)
-        published.append((time.process_time(), time.perf_counter()))
+    def charts_timed(run: Any) -> None:
+        charts_times.append(timed(real_charts, run=run)[:2])
 
     samples = []
     services.run_merge = merge_timed  # the last unit merges: time it apart
-    services._publish = publish_timed
+    services._run_charts_build = charts_timed  # after the run reads succeeded: not in its time
     try:
         for _ in range(repeats + 1):  # the first one warms up
             merge_times.clear()
+            charts_times.clear()
+            # run_create publishes every unit's message (no worker takes them here; purged below)
             *submit, run = timed(services.run_create, scenario=scenario)
-            published.clear()
-            start_cpu, start = time.process_time(), time.perf_counter()
-            whole = timed(services.run_execute, run_id=run.pk)[:2]
-            # the run task's time to its first block message (then a second worker can start)
-            first = (published[0][0] - start_cpu, published[0][1] - start)
-            execute = (first[0], first[1], whole[0] - first[0], whole[1] - first[1])
             units = []
             for kind, unit, _blocks in run.units:
                 cpu, wall, _none = timed(
                     services.run_block_execute, run_id=run.pk, kind=kind, unit=unit
                 )
                 units.append((kind, cpu, wall))
-            merge = merge_times[0]
+            merge, charts = merge_times[0], charts_times[0]
             kind, cpu, wall = units[-1]
             units[-1] = (kind, cpu - merge[0], wall - merge[1])
+            merge = (merge[0] - charts[0], merge[1] - charts[1])
             run.refresh_from_db()
             if run.status != "succeeded":
                 sys.exit(f"run {run.pk} ended {run.status}: {run.error}")
-            samples.append((submit, execute, units, merge))
+            samples.append((submit, units, merge, charts))
     finally:
         services.run_merge = real_merge
-        services._publish = real_publish
+        services._run_charts_build = real_charts
         app.control.purge()
     samples = samples[1:]
 
     def median(pick: Any) -> float:
         return statistics.median(pick(sample) for sample in samples)
 
-    kinds = [kind for kind, _cpu, _wall in samples[0][2]]
-    unit_cpu = [median(lambda s, i=i: s[2][i][1]) for i in range(len(kinds))]
-    unit_wall = [median(lambda s, i=i: s[2][i][2]) for i in range(len(kinds))]
+    kinds = [kind for kind, _cpu, _wall in samples[0][1]]
+    unit_cpu = [median(lambda s, i=i: s[1][i][1]) for i in range(len(kinds))]
+    unit_wall = [median(lambda s, i=i: s[1][i][2]) for i in range(len(kinds))]
     submit_cpu, submit_wall = median(lambda s: s[0][0]), median(lambda s: s[0][1])
-    execute_cpu, execute_wall = median(lambda s: s[1][0]), median(lambda s: s[1][1])
-    publish_cpu, publish_wall = median(lambda s: s[1][2]), median(lambda s: s[1][3])
-    merge_cpu, merge_wall = median(lambda s: s[3][0]), median(lambda s: s[3][1])
+    merge_cpu, merge_wall = median(lambda s: s[2][0]), median(lambda s: s[2][1])
+    charts_cpu, charts_wall = median(lambda s: s[3][0]), median(lambda s: s[3][1])
     print(
-        "  steps alone, in this process, no worker (median CPU / wall): submit (run_create) "
-        f"{submit_cpu:.3f} / {submit_wall:.3f} s; run task {execute_cpu:.3f} / "
-        f"{execute_wall:.3f} s to its first block message, then {publish_cpu:.3f} / "
-        f"{publish_wall:.3f} s publishing the others (a second worker is at work by then); "
-        f"merge (the last unit's, after its own work) {merge_cpu:.3f} / {merge_wall:.3f} s"
+        "  steps alone, in this process, no worker (median CPU / wall): submit (run_create, "
+        f"inputs frozen and every unit's message published) {submit_cpu:.3f} / "
+        f"{submit_wall:.3f} s; merge (the last unit's, after its own work) {merge_cpu:.3f} / "
+        f"{merge_wall:.3f} s; then the charts, built once the run reads succeeded "
+        f"{charts_cpu:.3f} / {charts_wall:.3f} s"
     )
     by_kind: dict[str, list[float]] = {}
     for kind, cpu in zip(kinds, unit_cpu, strict=True):
@@ -451,26 +468,26 @@ def _serial_phases(scenario: Any, repeats: int) -> None:
         )
         + f"; in all {sum(unit_cpu):.3f} s CPU, {sum(unit_wall):.3f} s wall"
     )
-    for label, units_s, serial_s, publish_s in (
-        ("CPU", unit_cpu, submit_cpu + execute_cpu + merge_cpu, publish_cpu),
-        ("wall", unit_wall, submit_wall + execute_wall + merge_wall, publish_wall),
+    for label, units_s, serial_s in (
+        ("CPU", unit_cpu, submit_cpu + merge_cpu),
+        ("wall", unit_wall, submit_wall + merge_wall),
     ):
-        one = serial_s + publish_s + sum(units_s)
-        shared = _two_workers_s(units_s, busy=publish_s)
+        one = serial_s + sum(units_s)
+        shared = _two_workers_s(units_s)
         two = serial_s + shared
         print(
-            f"  from the {label} times: serial part {serial_s:.3f} s, publishing and units "
-            f"{publish_s + sum(units_s):.3f} s (on two workers {shared:.3f} s); "
+            f"  from the {label} times: serial part {serial_s:.3f} s, units "
+            f"{sum(units_s):.3f} s (on two workers {shared:.3f} s); "
             f"1 worker ≈ {one:.3f} s, 2 workers ≈ {two:.3f} s, speed-up ≈ {one / two:.2f}x "
             "(message latency aside)"
         )
+    return charts_cpu
 
 
-def _two_workers_s(durations: list[float], busy: float = 0.0) -> float:
+def _two_workers_s(durations: list[float]) -> float:
     """When the last of ``durations`` ends, each started in turn on whichever of two workers is
-    free first (a worker with prefetch 1 takes the next message when it is done), the first
-    worker being ``busy`` at first (publishing the rest of the messages) [s]."""
-    free = [busy, 0.0]
+    free first (a worker with prefetch 1 takes the next message when it is done) [s]."""
+    free = [0.0, 0.0]
     for duration in durations:
         first = free.index(min(free))
         free[first] += duration

@@ -6,11 +6,12 @@ selectors looked up, and hand work to Celery tasks where it can be spread across
 The run pipeline (docs: architecture.md, "How work travels"); no task ever waits on another:
 
 - :func:`run_create` freezes the inputs (normalised document, catalog prices resolved), stores a
-  ``queued`` run and publishes ``run_execute_task``;
-- :func:`run_execute` (the run task) marks the run ``running`` and publishes one block task per
-  missing unit of work (:data:`BLOCK_KINDS`: the figures on the document's own values, the Monte
-  Carlo blocks, the sizing blocks);
-- :func:`run_block_execute` (a block task) computes its unit, keeps the results (compact numpy
+  ``queued`` run and publishes one block task per unit of work (:data:`BLOCK_KINDS`: the figures
+  on the document's own values, the Monte Carlo blocks, the sizing blocks);
+- :func:`run_execute` (the run task: a requeued run, or one with no units) marks the run
+  ``running`` and publishes the block tasks of the units not stored yet;
+- :func:`run_block_execute` (a block task) marks a queued run ``running`` when it is the first to
+  start, computes its unit, keeps the results (compact numpy
   bytes, in Redis, or in-process on the row) and records a :class:`~costapp.models.RunBlock` (one
   row per unit: a redelivered task adds nothing), writes the progress; the task that lands the
   last unit goes on to the merge itself (no further message, no wait);
@@ -28,9 +29,10 @@ import io
 import json
 import logging
 import math
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -685,10 +687,8 @@ def run_create(
         engine_version=ENGINE_VERSION,
         units=run_units(inputs=frozen.inputs),
     )
-    from costapp.tasks import run_execute_task
-
     try:
-        _publish(run_execute_task, run.pk)
+        _units_publish(run)
     except KombuOperationalError as exc:
         run.delete()
         raise BrokerUnavailable(
@@ -737,6 +737,36 @@ def run_cancel(*, run: SimulationRun) -> bool:
     return True
 
 
+def _units_publish(run: SimulationRun) -> None:
+    """Publish a new run's block tasks, all of them, at once: the first to start marks the run
+    running (:func:`_run_start`), so the run spends no extra hop in a run task before its work
+    begins. A run with no units gets its run task, which merges it."""
+    from costapp.tasks import run_block_task, run_execute_task
+
+    if not run.units:
+        _publish(run_execute_task, run.pk)
+        return
+    for kind, unit, _blocks in run.units:
+        _publish(run_block_task, run.pk, kind, unit)
+
+
+def _run_start(run_id: int) -> bool:
+    """Mark a queued run running (its first attempt starts); False when it was not queued. One
+    conditional UPDATE, so of two units starting together only one counts the attempt."""
+    from django.db.models import F
+    from django.db.models.functions import Coalesce
+
+    now = timezone.now()
+    return bool(
+        SimulationRun.objects.filter(pk=run_id, status=Status.QUEUED).update(
+            status=Status.RUNNING,
+            attempts=F("attempts") + 1,
+            started=Coalesce(F("started"), now),
+            heartbeat=now,
+        )
+    )
+
+
 def run_execute(*, run_id: int) -> None:
     """The run task: mark the run running and publish the block tasks it still lacks (all of
     them the first time; after a worker died, those whose results are not stored)."""
@@ -770,23 +800,62 @@ def run_execute(*, run_id: int) -> None:
         _publish(run_block_task, run_id, kind, unit)
 
 
+@dataclass(frozen=True)
+class _RunWork:
+    """What a worker process needs of a run to compute its units: read and planned once per
+    process, not once per unit (a run's inputs never change once it is created)."""
+
+    inputs: Mapping[str, Any]
+    units: dict[tuple[str, int], list[int]]
+    plan: Plan
+
+
+_RUN_WORK: "OrderedDict[tuple[int, datetime], _RunWork]" = OrderedDict()
+RUN_WORK_KEPT = 4
+"""How many runs' work a process keeps (the runs it took units of last)."""
+
+
+def _run_work(run_id: int, created: datetime) -> _RunWork:
+    """The run's inputs, units and plan, from this process's memory when it computed a unit of
+    the same run before. The key holds the run's creation time beside its id, so a database
+    whose ids start again (tests) never gets another run's plan."""
+    key = (run_id, created)
+    work = _RUN_WORK.get(key)
+    if work is not None:
+        _RUN_WORK.move_to_end(key)
+        return work
+    run = SimulationRun.objects.only("inputs", "gpus", "units").get(pk=run_id)
+    work = _RunWork(
+        inputs=run.inputs,
+        units={(k, u): blocks for k, u, blocks in run.units},
+        plan=plan_build(run.inputs, run.gpus),
+    )
+    _RUN_WORK[key] = work
+    while len(_RUN_WORK) > RUN_WORK_KEPT:
+        _RUN_WORK.popitem(last=False)
+    return work
+
+
 def run_block_execute(*, run_id: int, kind: str, unit: int) -> None:
     """A block task: compute one unit of a running run (unless already stored), store it, write
     the progress; the task that lands the last unit merges the run (:func:`run_merge`), at once,
     in the same task: nothing is left to wait for."""
-    run = SimulationRun.objects.filter(pk=run_id).only("status", "inputs", "gpus", "units").first()
-    if run is None or run.status != Status.RUNNING:
+    runs = SimulationRun.objects.filter(pk=run_id).values_list("status", "created")
+    row = runs.first()
+    if row is not None and row[0] == Status.QUEUED:
+        _run_start(run_id)  # this unit starts the run, or another one just did
+        row = runs.first()
+    if row is None or row[0] != Status.RUNNING:
         logger.info("run %s %s unit %s: skipped (run not running)", run_id, kind, unit)
         return
     payload: bytes | None = None
-    if not RunBlock.objects.filter(run_id=run_id, kind=kind, unit=unit).exists():
-        try:
-            units = {(k, u): blocks for k, u, blocks in run.units}
-            plan = plan_build(run.inputs, run.gpus)
-            payload = BLOCK_KINDS[kind].compute(plan, run.inputs, units[(kind, unit)])
-        except Exception as exc:
-            run_fail(run_id=run_id, error=f"{kind} unit {unit} failed: {type(exc).__name__}: {exc}")
-            return
+    try:
+        work = _run_work(run_id, row[1])
+        if not RunBlock.objects.filter(run_id=run_id, kind=kind, unit=unit).exists():
+            payload = BLOCK_KINDS[kind].compute(work.plan, work.inputs, work.units[(kind, unit)])
+    except Exception as exc:
+        run_fail(run_id=run_id, error=f"{kind} unit {unit} failed: {type(exc).__name__}: {exc}")
+        return
     with transaction.atomic():
         locked = _locked(run_id, "status", "progress", "heartbeat")
         if locked is None or locked.status != Status.RUNNING:
@@ -799,7 +868,7 @@ def run_block_execute(*, run_id: int, kind: str, unit: int) -> None:
                 ignore_conflicts=True,
             )
         done = RunBlock.objects.filter(run_id=run_id).count()
-        total = len(run.units)
+        total = len(work.units)
         locked.progress = max(locked.progress, min(99, math.floor(100 * done / max(1, total))))
         locked.heartbeat = timezone.now()
         locked.save(update_fields=["progress", "heartbeat"])

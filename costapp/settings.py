@@ -97,7 +97,10 @@ WSGI_APPLICATION = "costapp.wsgi.application"
 DATABASES = {
     "default": env.db_url("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
 }
-DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=0))
+# Connections are kept (a worker's task or a request does not pay for a new PostgreSQL backend),
+# and checked before reuse.
+DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=60))
+DATABASES["default"].setdefault("CONN_HEALTH_CHECKS", True)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -214,6 +217,9 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 }
 CELERY_TASK_TIME_LIMIT = CELERY_VISIBILITY_TIMEOUT_S * 2 // 3
 CELERY_TASK_SOFT_TIME_LIMIT = CELERY_VISIBILITY_TIMEOUT_S // 2
+# Workers keep their database connection from task to task (costapp.celery closes it when
+# CONN_MAX_AGE says so or when it broke); Celery itself then closes it only every this many tasks.
+CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=1000)
 # Runs: Monte Carlo blocks (of 1 000 paths) per block task; a run with no sign of life for this
 # long is requeued by beat (its worker died or its messages were lost).
 RUN_BLOCKS_PER_TASK = env.int("RUN_BLOCKS_PER_TASK", default=10)

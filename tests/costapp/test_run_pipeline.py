@@ -197,3 +197,64 @@ def test_block_tasks_send_counts_and_the_percentiles_of_the_months_when_they_hol
     expected = montecarlo.run(plan, inputs["simulation"])
     for grouping in ([together, rest], [rest, *apart]):
         assert montecarlo.summary_fields(plan, montecarlo.blocks_merge(grouping)) == expected
+
+
+def test_a_new_run_publishes_its_units_at_once_and_the_first_to_start_marks_it_running(
+    finished_run, monkeypatch
+):
+    published = []
+    monkeypatch.setattr(services, "_publish", lambda task, *args: published.append((task, args)))
+    run = services.run_create(scenario=finished_run.scenario)
+    assert run.status == "queued" and run.started is None and run.attempts == 0
+    assert [(task.name, args) for task, args in published] == [
+        ("costapp.run_block", (run.id, kind, unit)) for kind, unit, _blocks in run.units
+    ]
+    services.run_block_execute(run_id=run.id, kind="montecarlo", unit=2)
+    run.refresh_from_db()
+    started = run.started
+    assert (run.status, run.attempts, run.progress) == ("running", 1, 20)
+    assert started is not None and run.heartbeat >= started
+    for kind, unit, _blocks in run.units:  # the others find it running: one attempt, one start
+        services.run_block_execute(run_id=run.id, kind=kind, unit=unit)
+    run.refresh_from_db()
+    assert (run.status, run.attempts, run.started) == ("succeeded", 1, started)
+    assert json.dumps(run.result) == json.dumps(finished_run.result)
+
+
+def test_a_cancelled_queued_run_is_not_started_by_its_units(finished_run):
+    run = a_copy(finished_run)
+    assert services.run_cancel(run=run)
+    services.run_block_execute(run_id=run.id, kind="deterministic", unit=0)
+    run.refresh_from_db()
+    assert (run.status, run.attempts, run.started) == ("cancelled", 0, None)
+    assert RunBlock.objects.count() == 0
+
+
+def test_a_process_plans_a_run_once_for_all_its_units_and_never_reuses_another_runs_plan(
+    finished_run, monkeypatch
+):
+    plans = []
+    real_plan_build = services.plan_build
+
+    def counted(inputs, gpus):
+        plans.append(inputs["simulation"]["seed"])
+        return real_plan_build(inputs, gpus)
+
+    monkeypatch.setattr(services, "plan_build", counted)
+    services._RUN_WORK.clear()
+    run = a_copy(finished_run, status="running")
+    for kind, unit, _blocks in run.units[:-1]:
+        services.run_block_execute(run_id=run.id, kind=kind, unit=unit)
+    assert plans == [2]  # four units, one plan
+    # a run that takes the same id later (a database whose ids start again) gets its own plan
+    run_id = run.id
+    run.delete()
+    other_inputs = services._with_simulation(finished_run.inputs, seed=9, paths=None)
+    other = a_copy(finished_run, id=run_id, status="running", inputs=other_inputs)
+    for kind, unit, _blocks in other.units:
+        services.run_block_execute(run_id=other.id, kind=kind, unit=unit)
+    other.refresh_from_db()
+    assert other.status == "succeeded", other.error
+    assert plans[:2] == [2, 9]
+    expected = services.scenario_simulate(document=scenario_document(paths=3_500, seed=9))
+    assert json.dumps(other.result["options"]) == json.dumps(expected["options"])
