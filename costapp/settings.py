@@ -222,7 +222,7 @@ CELERY_TASK_SOFT_TIME_LIMIT = CELERY_VISIBILITY_TIMEOUT_S // 2
 CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=1000)
 # Runs: Monte Carlo blocks (of 1 000 paths) per block task; a run with no sign of life for this
 # long is requeued by beat (its worker died or its messages were lost).
-RUN_BLOCKS_PER_TASK = env.int("RUN_BLOCKS_PER_TASK", default=10)
+RUN_BLOCKS_PER_TASK = env.int("RUN_BLOCKS_PER_TASK", default=25)
 RUN_STALE_AFTER_S = env.int("RUN_STALE_AFTER_S", default=CELERY_VISIBILITY_TIMEOUT_S)
 CELERY_BEAT_SCHEDULE["runs-requeue-stale"] = {
     "task": "costapp.runs_requeue_stale",
