@@ -10,7 +10,7 @@ A database error is never taken for "not in the catalog": it propagates. Only th
 may choose the GPU table shipped with the project instead of the catalog, and the result says so.
 """
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
@@ -427,37 +427,42 @@ RUN_CHARTS_CACHE_S = 86_400
 """How long a succeeded run's charts stay in the cache [s]."""
 
 
+def _run_cached(*, run: Any, kind: str, build: Callable[[], list[Any]]) -> list[Any]:
+    """What ``build()`` makes of a succeeded run, from the cache under ``kind``, the run and when
+    it finished (its result never changes after that); built and put there when missing."""
+    from django.core.cache import cache
+
+    key = f"{kind}:{run.pk}:{run.finished.isoformat() if run.finished else ''}"
+    found: list[Any] | None = cache.get(key)
+    if found is None:
+        found = build()
+        cache.set(key, found, RUN_CHARTS_CACHE_S)
+    return found
+
+
 def run_charts(*, run: Any) -> list[Any]:
     """The charts (``costapp.charts.result_charts``) of a succeeded run, from the cache: its
     result and cost curves never change. ``costapp.services.run_finish`` puts them there when the
     run finishes; they are built again here when the cache has lost them."""
-    from django.core.cache import cache
-
     from costapp import charts
 
     assert run.result is not None
-    key = f"run-charts:{run.pk}:{run.finished.isoformat() if run.finished else ''}"
-    found = cache.get(key)
-    if found is None:
-        found = charts.result_charts(run.result, run.cost_curves)
-        cache.set(key, found, RUN_CHARTS_CACHE_S)
-    return found
+    return _run_cached(
+        run=run, kind="run-charts", build=lambda: charts.result_charts(run.result, run.cost_curves)
+    )
 
 
 def run_sizing_charts(*, run: Any) -> list[Any]:
     """The sizing charts (``costapp.charts.sizing_charts``, one per sweep) of a succeeded run,
     from the cache like :func:`run_charts`, with the P10–P90 bands stored beside the run (none
     for runs from before them)."""
-    from django.core.cache import cache
-
     from costapp import charts
 
     assert run.result is not None
     if not run.result.get("sizing"):
         return []
-    key = f"run-sizing-charts:{run.pk}:{run.finished.isoformat() if run.finished else ''}"
-    found = cache.get(key)
-    if found is None:
-        found = charts.sizing_charts(run.result, run.sizing_bands)
-        cache.set(key, found, RUN_CHARTS_CACHE_S)
-    return found
+    return _run_cached(
+        run=run,
+        kind="run-sizing-charts",
+        build=lambda: charts.sizing_charts(run.result, run.sizing_bands),
+    )
