@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -148,22 +148,36 @@ def _named(items: Any) -> bool:
     )
 
 
-def inputs_flatten(value: Any, prefix: str = "") -> dict[str, Any]:
-    """Every leaf of a JSON value by its dotted path: mappings by key (``simulation.seed``),
-    lists of uniquely named mappings by name (``options[Dedicated 8-GPU servers].servers``),
-    other lists by index (``egress_tiers[0].usd_per_gb``). An empty mapping or list is a leaf."""
-    leaves: dict[str, Any] = {}
+def dotted_leaves(
+    value: Any, prefix: str = "", *, sort_keys: bool = False, into_lists: bool = True
+) -> Iterator[tuple[str, Any]]:
+    """Every leaf of a JSON value with its dotted path, in order: mappings by key
+    (``simulation.seed``; in key order with ``sort_keys``), and with ``into_lists`` lists of
+    uniquely named mappings by name (``options[Dedicated 8-GPU servers].servers``), other lists by
+    index (``egress_tiers[0].usd_per_gb``). An empty mapping or list is a leaf, and so is every
+    list without ``into_lists``."""
     if isinstance(value, dict) and value:
-        for key in value:
-            leaves.update(inputs_flatten(value[key], f"{prefix}.{key}" if prefix else str(key)))
-    elif isinstance(value, list) and value:
+        for key in sorted(value) if sort_keys else value:
+            yield from dotted_leaves(
+                value[key],
+                f"{prefix}.{key}" if prefix else str(key),
+                sort_keys=sort_keys,
+                into_lists=into_lists,
+            )
+    elif into_lists and isinstance(value, list) and value:
         named = _named(value)
         for index, item in enumerate(value):
             label = item["name"] if named else str(index)
-            leaves.update(inputs_flatten(item, f"{prefix}[{label}]"))
+            yield from dotted_leaves(
+                item, f"{prefix}[{label}]", sort_keys=sort_keys, into_lists=into_lists
+            )
     else:
-        leaves[prefix] = value
-    return leaves
+        yield prefix, value
+
+
+def inputs_flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    """Every leaf of a JSON value by its dotted path (:func:`dotted_leaves`, lists included)."""
+    return dict(dotted_leaves(value, prefix))
 
 
 def _same(a: Any, b: Any) -> bool:

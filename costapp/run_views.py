@@ -22,6 +22,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from accounts.roles import ANALYST, user_has_role
 from costapp import charts, selectors, services, sizing_summary
+from costapp.comparison import dotted_leaves, value_text
 from costapp.models import Scenario, SimulationRun
 from costapp.tco import ScenarioError
 
@@ -290,32 +291,13 @@ def run_result_json(request: HttpRequest, pk: int) -> HttpResponse:
     return response
 
 
-def _value(value: Any) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, str):
-        return value
-    if isinstance(value, int | float):
-        return f"{value:,}" if isinstance(value, int) else f"{value:,.6g}"
-    return json.dumps(value)
-
-
 def _rows(mapping: Any) -> list[tuple[str, str]]:
-    """Key/value rows of a mapping, nested mappings flattened to dotted names, lists of scalars
-    and of small mappings as JSON."""
-    rows: list[tuple[str, str]] = []
-
-    def walk(prefix: str, value: Any) -> None:
-        if isinstance(value, dict) and value:
-            for key in sorted(value):
-                walk(f"{prefix}.{key}" if prefix else key, value[key])
-        else:
-            rows.append((prefix, _value(value)))
-
-    walk("", mapping)
-    return rows
+    """Key/value rows of a mapping, nested mappings flattened to dotted names in key order, lists
+    of scalars and of small mappings as JSON (values written as the comparison page writes them)."""
+    return [
+        (path, value_text(value))
+        for path, value in dotted_leaves(mapping, sort_keys=True, into_lists=False)
+    ]
 
 
 def assumptions(inputs: Any) -> dict[str, Any]:
