@@ -165,6 +165,15 @@ def _builder_page(request: HttpRequest, scenario: Scenario | None) -> HttpRespon
     return redirect("scenario", pk=saved.pk)
 
 
+def _document_parse(text: str) -> dict[str, Any]:
+    """The scenario document the JSON view's text holds: strict JSON (``costapp.tco.loads``) and
+    an object; otherwise a ``ScenarioError`` saying what is wrong."""
+    document = loads(text)
+    if not isinstance(document, dict):
+        raise ScenarioError([FieldError(None, "the scenario must be a JSON object")])
+    return document
+
+
 def _json_action(
     request: HttpRequest, scenario: Scenario | None, choices: CatalogChoices, action: str
 ) -> HttpResponse:
@@ -180,24 +189,16 @@ def _json_action(
             scenario.document, catalog=choices, description=description, shared=shared
         )
 
+    def refused(errors: list[FieldError]) -> HttpResponse:
+        """The JSON view again with the text as written and what is wrong with it."""
+        return _render(
+            request, builder=original(), scenario=scenario, json_text=text, json_errors=errors
+        )
+
     try:
-        document = loads(text)
+        document = _document_parse(text)
     except ScenarioError as exc:
-        return _render(
-            request,
-            builder=original(),
-            scenario=scenario,
-            json_text=text,
-            json_errors=list(exc.errors),
-        )
-    if not isinstance(document, dict):
-        return _render(
-            request,
-            builder=original(),
-            scenario=scenario,
-            json_text=text,
-            json_errors=[FieldError(None, "the scenario must be a JSON object")],
-        )
+        return refused(exc.errors)
     if action == "json-open":
         builder = ScenarioBuilder.from_document(
             document, catalog=choices, description=description, shared=shared
@@ -217,13 +218,7 @@ def _json_action(
             meta={"description": description, "shared": shared},
         )
     except ScenarioError as exc:
-        return _render(
-            request,
-            builder=original(),
-            scenario=scenario,
-            json_text=text,
-            json_errors=list(exc.errors),
-        )
+        return refused(exc.errors)
     messages.success(request, f"Scenario “{saved.name}” saved from its JSON document.")
     return redirect("scenario", pk=saved.pk)
 
