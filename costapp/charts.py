@@ -345,32 +345,24 @@ def fan_chart(result: Mapping[str, Any]) -> Chart | None:
     figure = _figure(layout=_layout(title, "Month", "Cumulative cost [USD]"))
     for index, option in enumerate(options):
         color = _color(index)
-        figure.add_trace(
-            _scatter(
-                x=months,
-                y=option["cumulative_p10_usd"],
-                mode="lines",
-                line={"width": 0, "color": color},
-                name=f"{option['name']} P10",
-                legendgroup=option["name"],
-                showlegend=False,
-                hovertemplate="%{fullData.name}, month %{x}: %{y:$,.0f}<extra></extra>",
+        # the band's edges, unseen: P10, then P90 filled down to it
+        for edge, fill in (
+            ("P10", {}),
+            ("P90", {"fill": "tonexty", "fillcolor": _rgba(color, BAND_ALPHA)}),
+        ):
+            figure.add_trace(
+                _scatter(
+                    x=months,
+                    y=option[f"cumulative_{edge.lower()}_usd"],
+                    mode="lines",
+                    line={"width": 0, "color": color},
+                    **fill,
+                    name=f"{option['name']} {edge}",
+                    legendgroup=option["name"],
+                    showlegend=False,
+                    hovertemplate="%{fullData.name}, month %{x}: %{y:$,.0f}<extra></extra>",
+                )
             )
-        )
-        figure.add_trace(
-            _scatter(
-                x=months,
-                y=option["cumulative_p90_usd"],
-                mode="lines",
-                line={"width": 0, "color": color},
-                fill="tonexty",
-                fillcolor=_rgba(color, BAND_ALPHA),
-                name=f"{option['name']} P90",
-                legendgroup=option["name"],
-                showlegend=False,
-                hovertemplate="%{fullData.name}, month %{x}: %{y:$,.0f}<extra></extra>",
-            )
-        )
         figure.add_trace(
             _scatter(
                 x=months,
