@@ -6,7 +6,6 @@ from typing import TypedDict
 from django.db.models import BooleanField, Count, Exists, ExpressionWrapper, OuterRef, Q, QuerySet
 from django.utils import timezone
 
-from .gpu_table import engine_figures, read_gpu_table
 from .models import (
     DedicatedQuote,
     EgressTier,
@@ -17,16 +16,6 @@ from .models import (
     PurchaseQuote,
     stale_before,
 )
-
-
-def gpu_figures() -> dict[str, dict[str, float | None]]:
-    """The engine's figures per GPU slug, from the database."""
-    return {gpu.slug: engine_figures(gpu) for gpu in GpuModel.objects.all()}
-
-
-def gpu_figures_from_table() -> dict[str, dict[str, float | None]]:
-    """The engine's figures per GPU slug from the table shipped with the project (no database)."""
-    return {row.slug: engine_figures(row) for row in read_gpu_table()}
 
 
 def _as_of_datetime(as_of: date | datetime | None) -> datetime | None:
