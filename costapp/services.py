@@ -25,7 +25,6 @@ message delivered twice never doubles or corrupts a run.
 
 import copy
 import hashlib
-import io
 import json
 import logging
 import math
@@ -63,6 +62,8 @@ from costapp.tco import (
     ScenarioError,
     SweepBlockResults,
     block_count,
+    block_results_from_payload,
+    block_results_to_payload,
     blocks_compute,
     blocks_merge,
     blocks_reduce,
@@ -75,6 +76,8 @@ from costapp.tco import (
     simulate,
     simulate_normalized,
     summary_fields,
+    sweep_block_results_from_payload,
+    sweep_block_results_to_payload,
     sweep_blocks_compute,
     sweeps_bands,
     sweeps_merge,
@@ -277,43 +280,6 @@ their own; a task holding all of them takes the percentiles of their months itse
 the merge instead of 10 000, and that work is spread over the workers instead of left to it."""
 
 
-PAYLOAD_MAGIC = b"GTA1"
-"""The first bytes of :func:`_arrays_pack`'s byte strings."""
-
-
-def _arrays_pack(arrays: Mapping[str, Any]) -> bytes:
-    """Numpy arrays as one compact, exact byte string: a short JSON header (name, dtype with its
-    byte order, shape per array), then each array's raw bytes."""
-    contiguous = {name: np.asarray(array, order="C") for name, array in arrays.items()}
-    header = json.dumps(
-        [[name, array.dtype.str, list(array.shape)] for name, array in contiguous.items()]
-    ).encode("ascii")
-    return b"".join(
-        [PAYLOAD_MAGIC, len(header).to_bytes(4, "little"), header]
-        + [array.tobytes() for array in contiguous.values()]
-    )
-
-
-def _arrays_unpack(payload: bytes) -> dict[str, Any]:
-    """The arrays of :func:`_arrays_pack` (read-only views of ``payload``, no copy); an ``.npz``
-    payload (written before this format) is read as such."""
-    if not payload.startswith(PAYLOAD_MAGIC):
-        with np.load(io.BytesIO(payload), allow_pickle=False) as stored:
-            return {name: stored[name] for name in stored.files}
-    start = len(PAYLOAD_MAGIC)
-    size = int.from_bytes(payload[start : start + 4], "little")
-    offset = start + 4 + size
-    arrays: dict[str, Any] = {}
-    for name, dtype, shape in json.loads(payload[start + 4 : offset]):
-        kind = np.dtype(dtype)
-        count = math.prod(shape)
-        arrays[name] = np.frombuffer(payload, dtype=kind, count=count, offset=offset).reshape(shape)
-        offset += count * kind.itemsize
-    if offset != len(payload):
-        raise ValueError(f"a block payload of {len(payload)} bytes holds {offset}")
-    return arrays
-
-
 def _montecarlo_units(inputs: Mapping[str, Any]) -> list[list[int]]:
     simulation = inputs.get("simulation") or {}
     paths = int(simulation.get("paths") or 0)
@@ -329,33 +295,12 @@ def _montecarlo_compute(plan: Plan, inputs: Mapping[str, Any], blocks: list[int]
     results = blocks_compute(plan, inputs["simulation"], blocks)
     paths = int(inputs["simulation"].get("paths") or 0)
     results = blocks_reduce(results, paths, overwrite_input=True)
-    arrays = {
-        "block_indices": np.asarray(results.block_indices, dtype=np.int64),
-        "block_paths": np.asarray(results.block_paths, dtype=np.int64),
-        "total_usd": results.total_usd,
-        "npv_usd": results.npv_usd,
-        "feasible": results.feasible,
-        "cumulative_usd": results.cumulative_usd,
-    }
-    if results.cumulative_percentiles_usd is not None:
-        arrays["cumulative_percentiles_usd"] = results.cumulative_percentiles_usd
-    if results.cheapest_counts is not None:
-        arrays["cheapest_counts"] = results.cheapest_counts
-    return _arrays_pack(arrays)
+    return block_results_to_payload(results)
 
 
 def _montecarlo_results(payload: bytes) -> BlockResults:
-    arrays = _arrays_unpack(payload)
-    return BlockResults(
-        block_indices=tuple(int(b) for b in arrays["block_indices"]),
-        block_paths=tuple(int(n) for n in arrays["block_paths"]),
-        total_usd=arrays["total_usd"],
-        npv_usd=arrays["npv_usd"],
-        feasible=arrays["feasible"],
-        cumulative_usd=arrays["cumulative_usd"],
-        cumulative_percentiles_usd=arrays.get("cumulative_percentiles_usd"),
-        cheapest_counts=arrays.get("cheapest_counts"),
-    )
+    """A Monte Carlo unit's results, from the bytes :func:`_montecarlo_compute` returned."""
+    return block_results_from_payload(payload)
 
 
 def _montecarlo_runner(payloads: Sequence[bytes]) -> Callable[..., Any]:
@@ -396,27 +341,12 @@ def _sizing_units(inputs: Mapping[str, Any]) -> list[list[int]]:
 
 
 def _sizing_compute(plan: Plan, inputs: Mapping[str, Any], blocks: list[int]) -> bytes:
-    results = sweep_blocks_compute(plan, blocks)
-    arrays: dict[str, Any] = {
-        "block_indices": np.asarray(results.block_indices, dtype=np.int64),
-        "block_paths": np.asarray(results.block_paths, dtype=np.int64),
-        "sweeps": np.asarray(len(results.npv_usd), dtype=np.int64),
-    }
-    for s, (npv, short) in enumerate(zip(results.npv_usd, results.short, strict=True)):
-        arrays[f"npv_usd_{s}"] = npv
-        arrays[f"short_{s}"] = short
-    return _arrays_pack(arrays)
+    return sweep_block_results_to_payload(sweep_blocks_compute(plan, blocks))
 
 
 def _sizing_results(payload: bytes) -> SweepBlockResults:
-    arrays = _arrays_unpack(payload)
-    sweeps = int(arrays["sweeps"])
-    return SweepBlockResults(
-        block_indices=tuple(int(b) for b in arrays["block_indices"]),
-        block_paths=tuple(int(n) for n in arrays["block_paths"]),
-        npv_usd=tuple(arrays[f"npv_usd_{s}"] for s in range(sweeps)),
-        short=tuple(arrays[f"short_{s}"] for s in range(sweeps)),
-    )
+    """A sizing unit's results, from the bytes :func:`_sizing_compute` returned."""
+    return sweep_block_results_from_payload(payload)
 
 
 def _sizing_runner(payloads: Sequence[bytes]) -> Callable[..., Any]:

@@ -23,7 +23,7 @@ Splitting a run
 :func:`blocks_compute` costs any set of blocks; :func:`blocks_merge` puts the results of any
 grouping back together (sorted by block index) and summarises them, so a run split among workers
 equals :func:`run` in one process bit for bit (:func:`block_results_to_payload` and
-:func:`block_results_from_payload` carry results through a JSON task queue exactly). Every
+:func:`block_results_from_payload` carry results between tasks as bytes, exactly). Every
 block is costed by its own ``plan_cost`` call on exactly :data:`BLOCK_PATHS` (or, last block, the
 remaining) paths, so a block's numbers never depend on what else is computed with it.
 
@@ -32,7 +32,6 @@ Units: money in USD, ``*_usd`` arrays are nominal totals or NPVs per path; month
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -43,6 +42,7 @@ from numpy.typing import NDArray
 
 from . import schema
 from .core import Futures, Plan, plan_cost
+from .payload import arrays_pack, arrays_unpack
 
 Array = NDArray[np.float64]
 Mask = NDArray[np.bool_]
@@ -189,59 +189,37 @@ class BlockResults:
     cheapest_counts: NDArray[np.int64] | None = None
 
 
-_ARRAY_FIELDS: tuple[tuple[str, str], ...] = (
-    ("total_usd", "<f8"),
-    ("npv_usd", "<f8"),
-    ("feasible", "|b1"),
-    ("cumulative_usd", "<f8"),
-)
-_REDUCED_FIELDS: tuple[tuple[str, str], ...] = (
-    ("cumulative_percentiles_usd", "<f8"),
-    ("cheapest_counts", "<i8"),
-)
-
-
-def block_results_to_payload(results: BlockResults) -> dict[str, Any]:
-    """A JSON-ready form of :class:`BlockResults` (for a task queue), exact to the bit.
-
-    Arrays travel as base64 of their little-endian bytes with their shape.
-    """
-    payload: dict[str, Any] = {
-        "block_indices": list(results.block_indices),
-        "block_paths": list(results.block_paths),
+def block_results_to_payload(results: BlockResults) -> bytes:
+    """:class:`BlockResults` as bytes (``costapp.tco.payload``), exact to the bit: for the task
+    queue's storage between a block task and the merge."""
+    arrays: dict[str, Any] = {
+        "block_indices": np.asarray(results.block_indices, dtype=np.int64),
+        "block_paths": np.asarray(results.block_paths, dtype=np.int64),
+        "total_usd": results.total_usd,
+        "npv_usd": results.npv_usd,
+        "feasible": results.feasible,
+        "cumulative_usd": results.cumulative_usd,
     }
-    for name, dtype in _ARRAY_FIELDS:
-        array = np.ascontiguousarray(getattr(results, name), dtype=dtype)
-        payload[name] = {
-            "shape": list(array.shape),
-            "base64": base64.b64encode(array.tobytes()).decode("ascii"),
-        }
-    for name, dtype in _REDUCED_FIELDS:
-        if getattr(results, name) is not None:
-            array = np.ascontiguousarray(getattr(results, name), dtype=dtype)
-            payload[name] = {
-                "shape": list(array.shape),
-                "base64": base64.b64encode(array.tobytes()).decode("ascii"),
-            }
-    return payload
+    if results.cumulative_percentiles_usd is not None:
+        arrays["cumulative_percentiles_usd"] = results.cumulative_percentiles_usd
+    if results.cheapest_counts is not None:
+        arrays["cheapest_counts"] = results.cheapest_counts
+    return arrays_pack(arrays)
 
 
-def block_results_from_payload(payload: Mapping[str, Any]) -> BlockResults:
-    """The :class:`BlockResults` of :func:`block_results_to_payload`'s output."""
-    arrays: dict[str, NDArray[Any]] = {}
-    for name, dtype in _ARRAY_FIELDS:
-        raw = base64.b64decode(payload[name]["base64"])
-        shape = tuple(int(n) for n in payload[name]["shape"])
-        arrays[name] = np.frombuffer(raw, dtype=dtype).astype(dtype[1:]).reshape(shape)
-    for name, dtype in _REDUCED_FIELDS:
-        if payload.get(name) is not None:
-            raw = base64.b64decode(payload[name]["base64"])
-            shape = tuple(int(n) for n in payload[name]["shape"])
-            arrays[name] = np.frombuffer(raw, dtype=dtype).astype(dtype[1:]).reshape(shape)
+def block_results_from_payload(payload: bytes) -> BlockResults:
+    """The :class:`BlockResults` of :func:`block_results_to_payload`'s bytes (its arrays are
+    read-only views of them)."""
+    arrays = arrays_unpack(payload)
     return BlockResults(
-        block_indices=tuple(int(b) for b in payload["block_indices"]),
-        block_paths=tuple(int(n) for n in payload["block_paths"]),
-        **arrays,
+        block_indices=tuple(int(b) for b in arrays["block_indices"]),
+        block_paths=tuple(int(n) for n in arrays["block_paths"]),
+        total_usd=arrays["total_usd"],
+        npv_usd=arrays["npv_usd"],
+        feasible=arrays["feasible"],
+        cumulative_usd=arrays["cumulative_usd"],
+        cumulative_percentiles_usd=arrays.get("cumulative_percentiles_usd"),
+        cheapest_counts=arrays.get("cheapest_counts"),
     )
 
 

@@ -32,7 +32,7 @@ Splitting a sweep
 -----------------
 The simulated part works block by block like Monte Carlo (:mod:`.montecarlo`):
 :func:`sweep_blocks_compute` prices any set of blocks, :func:`sweep_block_results_to_payload` and
-:func:`sweep_block_results_from_payload` carry the per-path results through a JSON task queue
+:func:`sweep_block_results_from_payload` carry the per-path results between tasks as bytes,
 exactly, and :func:`sweeps_merge` puts any grouping back together in block order and computes the
 result entries, the same bit for bit as :func:`run` in one process.
 
@@ -41,7 +41,6 @@ Units: money in USD; sizes in GPUs (``committed_gpus``) or servers (``servers``)
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -55,6 +54,7 @@ from .core import Futures, OptionPlan, Plan, _option_plan
 from .dedicated import DedicatedRates, dedicated_path_costs
 from .finance import renewal_factor, single_term, trend_factor
 from .on_prem import on_prem_path_costs
+from .payload import arrays_pack, arrays_unpack
 
 Array = NDArray[np.float64]
 Mask = NDArray[np.bool_]
@@ -515,39 +515,30 @@ def sweep_blocks_compute(
     )
 
 
-def _array_payload(array: NDArray[Any], dtype: str) -> dict[str, Any]:
-    data = np.ascontiguousarray(array, dtype=dtype)
-    return {"shape": list(data.shape), "base64": base64.b64encode(data.tobytes()).decode("ascii")}
-
-
-def _array_from_payload(payload: Mapping[str, Any], dtype: str) -> NDArray[Any]:
-    raw = base64.b64decode(payload["base64"])
-    shape = tuple(int(n) for n in payload["shape"])
-    return np.frombuffer(raw, dtype=dtype).astype(dtype[1:]).reshape(shape)
-
-
-def sweep_block_results_to_payload(results: SweepBlockResults) -> dict[str, Any]:
-    """A JSON-ready form of :class:`SweepBlockResults` (for a task queue), exact to the bit.
-
-    Arrays travel as base64 of their little-endian bytes with their shape.
-    """
-    return {
-        "block_indices": list(results.block_indices),
-        "block_paths": list(results.block_paths),
-        "sweeps": [
-            {"npv_usd": _array_payload(npv, "<f8"), "short": _array_payload(short, "|b1")}
-            for npv, short in zip(results.npv_usd, results.short, strict=True)
-        ],
+def sweep_block_results_to_payload(results: SweepBlockResults) -> bytes:
+    """:class:`SweepBlockResults` as bytes (``costapp.tco.payload``), exact to the bit: for the
+    task queue's storage between a block task and the merge."""
+    arrays: dict[str, Any] = {
+        "block_indices": np.asarray(results.block_indices, dtype=np.int64),
+        "block_paths": np.asarray(results.block_paths, dtype=np.int64),
+        "sweeps": np.asarray(len(results.npv_usd), dtype=np.int64),
     }
+    for s, (npv, short) in enumerate(zip(results.npv_usd, results.short, strict=True)):
+        arrays[f"npv_usd_{s}"] = npv
+        arrays[f"short_{s}"] = short
+    return arrays_pack(arrays)
 
 
-def sweep_block_results_from_payload(payload: Mapping[str, Any]) -> SweepBlockResults:
-    """The :class:`SweepBlockResults` of :func:`sweep_block_results_to_payload`'s output."""
+def sweep_block_results_from_payload(payload: bytes) -> SweepBlockResults:
+    """The :class:`SweepBlockResults` of :func:`sweep_block_results_to_payload`'s bytes (its
+    arrays are read-only views of them)."""
+    arrays = arrays_unpack(payload)
+    sweeps = int(arrays["sweeps"])
     return SweepBlockResults(
-        block_indices=tuple(int(b) for b in payload["block_indices"]),
-        block_paths=tuple(int(n) for n in payload["block_paths"]),
-        npv_usd=tuple(_array_from_payload(s["npv_usd"], "<f8") for s in payload["sweeps"]),
-        short=tuple(_array_from_payload(s["short"], "|b1") for s in payload["sweeps"]),
+        block_indices=tuple(int(b) for b in arrays["block_indices"]),
+        block_paths=tuple(int(n) for n in arrays["block_paths"]),
+        npv_usd=tuple(arrays[f"npv_usd_{s}"] for s in range(sweeps)),
+        short=tuple(arrays[f"short_{s}"] for s in range(sweeps)),
     )
 
 

@@ -397,7 +397,7 @@ def test_any_grouping_of_blocks_merges_to_the_same_result_bit_for_bit():
         parts = [sz.sweep_blocks_compute(plan, blocks) for blocks in grouping]
         travelled = [
             sz.sweep_block_results_from_payload(
-                json.loads(json.dumps(sz.sweep_block_results_to_payload(part)))
+                bytes(bytearray(sz.sweep_block_results_to_payload(part)))
             )
             for part in parts
         ]
