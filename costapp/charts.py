@@ -197,6 +197,16 @@ def _option_table(
     )
 
 
+def _break_even_marker(color: str) -> dict[str, Any]:
+    """The marker of a break-even point: a diamond of the option's color, outlined."""
+    return {
+        "color": color,
+        "size": 11,
+        "symbol": "diamond",
+        "line": {"color": "#1d2330", "width": 1},
+    }
+
+
 def _layout(title: str, x_title: str, y_title: str, **extra: Any) -> dict[str, Any]:
     return {
         "title": {"text": title},
@@ -255,12 +265,7 @@ def cumulative_cost_chart(result: Mapping[str, Any]) -> Chart:
                 y=[usd],
                 mode="markers",
                 name=f"{option['name']}: break-even, month {month:.1f}",
-                marker={
-                    "color": _color(index),
-                    "size": 11,
-                    "symbol": "diamond",
-                    "line": {"color": "#1d2330", "width": 1},
-                },
+                marker=_break_even_marker(_color(index)),
                 showlegend=False,
                 hovertemplate=(
                     f"{option['name']} pays back against {baseline['name']}"
@@ -550,12 +555,7 @@ def utilization_chart(result: Mapping[str, Any], curves: Mapping[str, Any]) -> C
                     text=[f"break-even {100.0 * break_even['average_utilization']:.1f}%"],
                     textposition="top left",
                     name=f"{option['name']}: break-even",
-                    marker={
-                        "color": _color(index),
-                        "size": 11,
-                        "symbol": "diamond",
-                        "line": {"color": "#1d2330", "width": 1},
-                    },
+                    marker=_break_even_marker(_color(index)),
                     showlegend=False,
                     hovertemplate="break-even at %{x:.1f}% utilization, %{y:$,.0f}<extra></extra>",
                     **axes,
