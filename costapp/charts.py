@@ -37,6 +37,10 @@ COLORS = (
     "#4f8a10",
 )
 BAND_ALPHA = 0.18
+CHARTS_VERSION = "1"
+"""The version of the figures these functions draw: part of the key a run's cached charts are
+kept under (``costapp.selectors.run_charts_cache_key``). Bump it with any change to what a chart
+shows, so a deploy never serves figures drawn by the code before it."""
 TEMPLATE = "plotly_white"
 """The plotly template of every figure."""
 PLOTLY_CONFIG: dict[str, Any] = {"displaylogo": False, "responsive": True, "showLink": False}

@@ -427,6 +427,16 @@ RUN_CHARTS_CACHE_S = 86_400
 """How long a succeeded run's charts stay in the cache [s]."""
 
 
+def run_charts_cache_key(kind: str, *, run: Any) -> str:
+    """The cache key of a run's charts of ``kind`` (``run-charts``, ``run-sizing-charts``): the
+    run, when it finished, and the version of the chart code (``costapp.charts.CHARTS_VERSION``),
+    so figures cached before a change of the charts are never served after it."""
+    from costapp import charts
+
+    finished = run.finished.isoformat() if run.finished else ""
+    return f"{kind}:{charts.CHARTS_VERSION}:{run.pk}:{finished}"
+
+
 def run_charts(*, run: Any) -> list[Any]:
     """The charts (``costapp.charts.result_charts``) of a succeeded run, from the cache: its
     result and cost curves never change. ``costapp.services.run_finish`` puts them there when the
@@ -436,7 +446,7 @@ def run_charts(*, run: Any) -> list[Any]:
     from costapp import charts
 
     assert run.result is not None
-    key = f"run-charts:{run.pk}:{run.finished.isoformat() if run.finished else ''}"
+    key = run_charts_cache_key("run-charts", run=run)
     found = cache.get(key)
     if found is None:
         found = charts.result_charts(run.result, run.cost_curves)
@@ -455,7 +465,7 @@ def run_sizing_charts(*, run: Any) -> list[Any]:
     assert run.result is not None
     if not run.result.get("sizing"):
         return []
-    key = f"run-sizing-charts:{run.pk}:{run.finished.isoformat() if run.finished else ''}"
+    key = run_charts_cache_key("run-sizing-charts", run=run)
     found = cache.get(key)
     if found is None:
         found = charts.sizing_charts(run.result, run.sizing_bands)
