@@ -681,15 +681,26 @@ class OptionForm(RowForm):
 
 
 class SweepForm(RowForm):
-    """One sizing sweep (version 1.1)."""
+    """One sizing sweep (version 1.1). Its option is picked from the names of the scenario's
+    options (``option_names``, the options bound to the builder; the page's script keeps the list
+    current as options are added, removed or renamed), plus the sweep's own value when no option
+    has that name (the engine then says so at the field)."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, option_names: Sequence[str] = (), **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        choices = [(name, name) for name in option_names]
+        current = self.value("option")
+        if current and current not in option_names:
+            choices.append((str(current), f"{current} (no option of that name)"))
         for name, spec in schema.SWEEP_FIELDS.items():
-            self.fields[name] = spec_field(name, spec)
+            if name == "option":
+                self.fields[name] = spec_field(name, spec, choices=choices)
+                self.fields[name].widget.attrs["data-option-names"] = ""
+            else:
+                self.fields[name] = spec_field(name, spec)
         self.fields[
             "option"
-        ].help_text = "required: the name of a committed cloud, dedicated or on-prem option"
+        ].help_text = "required: a committed cloud, dedicated or on-prem option of this scenario"
         self.fields["DELETE"] = forms.BooleanField(required=False, widget=forms.HiddenInput)
 
     def layout(self) -> list[tuple[forms.BoundField, str, str]]:
@@ -743,7 +754,11 @@ class ScenarioBuilder:
         else:
             self.workloads = WorkloadFormSet(data, prefix="workloads", form_kwargs=form_kwargs)
             self.options = OptionFormSet(data, prefix="options", form_kwargs=form_kwargs)
-            self.sizing = SweepFormSet(data, prefix="sizing", form_kwargs=form_kwargs)
+            self.sizing = SweepFormSet(
+                data,
+                prefix="sizing",
+                form_kwargs={**form_kwargs, "option_names": self.option_names()},
+            )
         self.section_errors: dict[str, list[str]] = {"workloads": [], "options": [], "sizing": []}
         self.summary: list[Placed] = []
         self._rows: dict[str, list[RowForm]] = {}
@@ -765,6 +780,16 @@ class ScenarioBuilder:
             builder.is_valid()
             builder.engine_errors(leftovers)
         return builder
+
+    def option_names(self) -> list[str]:
+        """The names given to the options (as typed, removed rows left out, each once), in
+        order: what a sizing sweep's option is picked from."""
+        names: list[str] = []
+        for form in self.options.forms:
+            name = form.value("name")
+            if isinstance(name, str) and name and not form.is_removed() and name not in names:
+                names.append(name)
+        return names
 
     def is_valid(self) -> bool:
         """Whether every field parses (the contract's own rules are the engine's)."""
