@@ -486,6 +486,28 @@ class RowForm(forms.Form):
     def layout(self) -> list[tuple[forms.BoundField, str, str]]:
         raise NotImplementedError
 
+    def unsaved(self) -> list[tuple[str, str]]:
+        """The values typed into fields of another type or billing than the row's: (label,
+        value as typed), in order. The page hides those fields and the document leaves them out,
+        so the row says which values will not be saved (the page's script keeps it current)."""
+        found = []
+        for bound, _types, _billings in self.layout():
+            value = self.value(bound.name)
+            text = value.strip() if isinstance(value, str) else value
+            if text in (None, "") or self.shows(bound.name):
+                continue
+            found.append((str(bound.label), str(text)))
+        return found
+
+    def unsaved_text(self) -> str:
+        """:meth:`unsaved` in words, shown next to the type ("" when nothing is left out)."""
+        found = self.unsaved()
+        if not found:
+            return ""
+        what = "type and billing" if "billing" in self.fields else "type"
+        values = ", ".join(f"{label} = {value}" for label, value in found)
+        return f"Not saved with this {what}: {values}. Switch back to keep them."
+
     def is_removed(self) -> bool:
         return bool(self.is_bound and self["DELETE"].value() not in (None, "", "false", False))
 
@@ -810,6 +832,18 @@ class ScenarioBuilder:
                 form for form in formset.forms if not form.is_removed() and not form.is_blank()
             ]
         return self._rows[section]
+
+    def unsaved(self) -> list[str]:
+        """Per workload or option of the document whose row holds values of another type or
+        billing (left out of the document): which, in words (after :meth:`is_valid`)."""
+        found = []
+        for section in ("workloads", "options"):
+            for number, form in enumerate(self.rows(section), start=1):
+                values = form.unsaved()
+                if values:
+                    typed = ", ".join(f"{label} = {value}" for label, value in values)
+                    found.append(f"{section[:-1]} {number} ({typed})")
+        return found
 
     def document(self) -> dict[str, Any]:
         """The scenario document the forms make (after :meth:`is_valid`); fields left empty are

@@ -1,6 +1,7 @@
-// The scenario builder: shows each row's fields for its type and billing, adds and removes rows
-// of the workloads, options and sizing formsets, keeps each sizing sweep's choice of options
-// current, and fills an option's offer from the picker.
+// The scenario builder: shows each row's fields for its type and billing (and says which values
+// typed for another will not be saved), adds and removes rows of the workloads, options and
+// sizing formsets, keeps each sizing sweep's choice of options current, and fills an option's
+// offer from the picker.
 (function () {
   function shown(el, kind, billing) {
     var types = el.dataset.types;
@@ -16,6 +17,30 @@
     row.querySelectorAll("[data-types], [data-billings]").forEach(function (el) {
       el.hidden = !shown(el, kind, billing ? billing.value : "");
     });
+    refreshUnsaved(row);
+  }
+  // Values typed into fields of another type or billing are kept (switching back shows them
+  // again) but not saved: the notice next to the type says which (as the server does).
+  function refreshUnsaved(row) {
+    var type = row.querySelector("select[name$='-type']");
+    var notice = type && document.getElementById(type.id + "-unsaved");
+    if (!notice) return;
+    var found = [];
+    row.querySelectorAll(".field[data-types], .field[data-billings]").forEach(function (el) {
+      if (!el.hidden) return;
+      el.querySelectorAll("input:not([type=hidden]), select, textarea").forEach(function (input) {
+        var value = input.value.trim();
+        if (!value) return;
+        var label = el.querySelector("label");
+        var text = label && label.firstChild ? label.firstChild.textContent.trim() : input.name;
+        found.push(text + " = " + value);
+      });
+    });
+    var what = row.querySelector("select[name$='-billing']") ? "type and billing" : "type";
+    notice.textContent = found.length
+      ? "Not saved with this " + what + ": " + found.join(", ") + ". Switch back to keep them."
+      : "";
+    notice.hidden = !found.length;
   }
   // A sizing sweep's option is one of the options' names: the choices follow the options as they
   // are added, removed or renamed, and a sweep follows its option's renaming; a name no option

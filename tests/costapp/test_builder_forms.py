@@ -365,3 +365,43 @@ def test_a_sweep_naming_no_option_keeps_its_value_and_the_engine_says_so_at_the_
         inputs_of(builder.document())
     builder.engine_errors(caught.value.errors)
     assert placed_errors(builder)[("sizing", 0, "option")] == ['names no option: "Buy servers"']
+
+
+# --- values typed for another type or billing -----------------------------------------------------
+
+
+def test_values_typed_for_another_type_or_billing_are_named_as_not_saved():
+    data, _ = forms.document_form_data(
+        {
+            "name": "x",
+            "workloads": [{"type": "steady", "name": "w", "gpus": 8}],
+            "options": [
+                {"type": "cloud", "name": "c", "usd_per_gpu_hour": 2},
+                {"type": "on_prem", "name": "o", "capex_usd_per_server": 1, "server_kw": 1},
+            ],
+        }
+    )
+    assert not any(form.unsaved() for form in forms.ScenarioBuilder(data).options.forms)
+    data["options-0-pue"] = "1.4"  # typed while the option was on-prem
+    data["options-0-committed_gpus"] = "16"  # typed while its billing was committed
+    data["workloads-0-mfu"] = " 0.5 "  # typed while the workload was training
+    data["options-1-server_kw"] = "10.2"  # its own field: saved
+    builder = forms.ScenarioBuilder(data)
+    option = builder.options.forms[0]
+    assert option.unsaved() == [("Committed GPUs", "16"), ("PUE", "1.4")]
+    assert option.unsaved_text() == (
+        "Not saved with this type and billing: Committed GPUs = 16, PUE = 1.4. "
+        "Switch back to keep them."
+    )
+    assert builder.options.forms[1].unsaved_text() == ""
+    assert builder.workloads.forms[0].unsaved_text() == (
+        "Not saved with this type: MFU (model FLOPs utilization) = 0.5. Switch back to keep them."
+    )
+    assert builder.is_valid()
+    document = builder.document()
+    assert "pue" not in document["options"][0] and "committed_gpus" not in document["options"][0]
+    assert document["options"][1]["server_kw"] == 10.2
+    assert builder.unsaved() == [
+        "workload 1 (MFU (model FLOPs utilization) = 0.5)",
+        "option 1 (Committed GPUs = 16, PUE = 1.4)",
+    ]
