@@ -842,7 +842,9 @@ class ScenarioBuilder:
                 values = form.unsaved()
                 if values:
                     typed = ", ".join(f"{label} = {value}" for label, value in values)
-                    found.append(f"{section[:-1]} {number} ({typed})")
+                    name = str(form.value("name") or "").strip()
+                    named = f" “{name}”" if name else ""
+                    found.append(f"{section[:-1]} {number}{named} ({typed})")
         return found
 
     def document(self) -> dict[str, Any]:

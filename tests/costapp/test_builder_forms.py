@@ -402,6 +402,6 @@ def test_values_typed_for_another_type_or_billing_are_named_as_not_saved():
     assert "pue" not in document["options"][0] and "committed_gpus" not in document["options"][0]
     assert document["options"][1]["server_kw"] == 10.2
     assert builder.unsaved() == [
-        "workload 1 (MFU (model FLOPs utilization) = 0.5)",
-        "option 1 (Committed GPUs = 16, PUE = 1.4)",
+        "workload 1 “w” (MFU (model FLOPs utilization) = 0.5)",
+        "option 1 “c” (Committed GPUs = 16, PUE = 1.4)",
     ]

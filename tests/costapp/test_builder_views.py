@@ -277,5 +277,5 @@ def test_values_of_another_type_are_named_next_to_the_type_and_after_saving(sign
     html = response.content.decode()
     assert (
         "Values typed for another type or billing were not saved: "
-        f"option {cloud + 1} (PUE = 1.4)." in html
+        f"option {cloud + 1} “{document['options'][cloud]['name']}” (PUE = 1.4)." in html
     )
