@@ -162,6 +162,12 @@ def _builder_page(request: HttpRequest, scenario: Scenario | None) -> HttpRespon
             request, builder=builder, scenario=scenario, json_text=_document_text(document)
         )
     messages.success(request, f"Scenario “{saved.name}” saved.")
+    unsaved = builder.unsaved()
+    if unsaved:
+        messages.warning(
+            request,
+            "Values typed for another type or billing were not saved: " + "; ".join(unsaved) + ".",
+        )
     return redirect("scenario", pk=saved.pk)
 
 

@@ -37,6 +37,10 @@ COLORS = (
     "#4f8a10",
 )
 BAND_ALPHA = 0.18
+CHARTS_VERSION = "2"
+"""The version of the figures these functions draw: part of the key a run's cached charts are
+kept under (``costapp.selectors.run_charts_cache_key``). Bump it with any change to what a chart
+shows, so a deploy never serves figures drawn by the code before it."""
 TEMPLATE = "plotly_white"
 """The plotly template of every figure."""
 PLOTLY_CONFIG: dict[str, Any] = {"displaylogo": False, "responsive": True, "showLink": False}
@@ -836,23 +840,37 @@ def sizing_chart(
                 hovertemplate=f"%{{x:,}} {plural}: %{{y:$,.0f}}<br>%{{text}}<extra></extra>",
             )
         )
+    # the own size: a dotted line and a diamond (with its legend entry) when the sweep priced
+    # it; between two sizes swept, the line alone, labelled; outside the range, nothing drawn
+    # (the note says where it lies)
     mine = next((c for c in found if c.size == own), None)
-    figure.add_vline(x=own, line={"color": "#5b6475", "dash": "dot", "width": 1.5})
-    figure.add_trace(
-        go.Scatter(
-            x=[own] if mine is None else [mine.size],
-            y=[None] if mine is None else [mine.objective_usd],
-            mode="markers",
-            marker={
-                "color": "#ffffff",
-                "size": 13,
-                "symbol": "diamond",
-                "line": {"color": "#1d2330", "width": 2},
-            },
-            name=f"The scenario's own size: {own:,}",
-            hovertemplate=f"the scenario's own size, %{{x:,}} {plural}: %{{y:$,.0f}}<extra></extra>",
+    own_line = {"color": "#5b6475", "dash": "dot", "width": 1.5}
+    if mine is not None:
+        figure.add_vline(x=own, line=own_line)
+        figure.add_trace(
+            go.Scatter(
+                x=[mine.size],
+                y=[mine.objective_usd],
+                mode="markers",
+                marker={
+                    "color": "#ffffff",
+                    "size": 13,
+                    "symbol": "diamond",
+                    "line": {"color": "#1d2330", "width": 2},
+                },
+                name=f"The scenario's own size: {own:,}",
+                hovertemplate=(
+                    f"the scenario's own size, %{{x:,}} {plural}: %{{y:$,.0f}}<extra></extra>"
+                ),
+            )
         )
-    )
+    elif sizes[0] < own < sizes[-1]:
+        figure.add_vline(
+            x=own,
+            line=own_line,
+            annotation_text=f"own size: {own:,} (not swept)",
+            annotation_position="top",
+        )
     if best is not None:
         at = found[sizes.index(int(best))]
         figure.add_trace(
@@ -897,6 +915,9 @@ def sizing_chart(
         rows.append(row)
     caption = f"{sweep['option']}: {sweep['field']} from {sizes[0]:,} to {sizes[-1]:,}"
     note = "NPV is the present value of the costs over the horizon: lower is better."
+    unswept = summary.own_size_unswept(result, index)
+    if unswept:
+        note += f" {unswept}, so it has no point on the chart."
     if spread is not None:
         note += (
             " The band holds the middle 80 % of the simulated futures (P10 to P90) at each size."

@@ -486,6 +486,28 @@ class RowForm(forms.Form):
     def layout(self) -> list[tuple[forms.BoundField, str, str]]:
         raise NotImplementedError
 
+    def unsaved(self) -> list[tuple[str, str]]:
+        """The values typed into fields of another type or billing than the row's: (label,
+        value as typed), in order. The page hides those fields and the document leaves them out,
+        so the row says which values will not be saved (the page's script keeps it current)."""
+        found = []
+        for bound, _types, _billings in self.layout():
+            value = self.value(bound.name)
+            text = value.strip() if isinstance(value, str) else value
+            if text in (None, "") or self.shows(bound.name):
+                continue
+            found.append((str(bound.label), str(text)))
+        return found
+
+    def unsaved_text(self) -> str:
+        """:meth:`unsaved` in words, shown next to the type ("" when nothing is left out)."""
+        found = self.unsaved()
+        if not found:
+            return ""
+        what = "type and billing" if "billing" in self.fields else "type"
+        values = ", ".join(f"{label} = {value}" for label, value in found)
+        return f"Not saved with this {what}: {values}. Switch back to keep them."
+
     def is_removed(self) -> bool:
         return bool(self.is_bound and self["DELETE"].value() not in (None, "", "false", False))
 
@@ -681,15 +703,26 @@ class OptionForm(RowForm):
 
 
 class SweepForm(RowForm):
-    """One sizing sweep (version 1.1)."""
+    """One sizing sweep (version 1.1). Its option is picked from the names of the scenario's
+    options (``option_names``, the options bound to the builder; the page's script keeps the list
+    current as options are added, removed or renamed), plus the sweep's own value when no option
+    has that name (the engine then says so at the field)."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, option_names: Sequence[str] = (), **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        choices = [(name, name) for name in option_names]
+        current = self.value("option")
+        if current and current not in option_names:
+            choices.append((str(current), f"{current} (no option of that name)"))
         for name, spec in schema.SWEEP_FIELDS.items():
-            self.fields[name] = spec_field(name, spec)
+            if name == "option":
+                self.fields[name] = spec_field(name, spec, choices=choices)
+                self.fields[name].widget.attrs["data-option-names"] = ""
+            else:
+                self.fields[name] = spec_field(name, spec)
         self.fields[
             "option"
-        ].help_text = "required: the name of a committed cloud, dedicated or on-prem option"
+        ].help_text = "required: a committed cloud, dedicated or on-prem option of this scenario"
         self.fields["DELETE"] = forms.BooleanField(required=False, widget=forms.HiddenInput)
 
     def layout(self) -> list[tuple[forms.BoundField, str, str]]:
@@ -743,7 +776,11 @@ class ScenarioBuilder:
         else:
             self.workloads = WorkloadFormSet(data, prefix="workloads", form_kwargs=form_kwargs)
             self.options = OptionFormSet(data, prefix="options", form_kwargs=form_kwargs)
-            self.sizing = SweepFormSet(data, prefix="sizing", form_kwargs=form_kwargs)
+            self.sizing = SweepFormSet(
+                data,
+                prefix="sizing",
+                form_kwargs={**form_kwargs, "option_names": self.option_names()},
+            )
         self.section_errors: dict[str, list[str]] = {"workloads": [], "options": [], "sizing": []}
         self.summary: list[Placed] = []
         self._rows: dict[str, list[RowForm]] = {}
@@ -766,6 +803,16 @@ class ScenarioBuilder:
             builder.engine_errors(leftovers)
         return builder
 
+    def option_names(self) -> list[str]:
+        """The names given to the options (as typed, removed rows left out, each once), in
+        order: what a sizing sweep's option is picked from."""
+        names: list[str] = []
+        for form in self.options.forms:
+            name = form.value("name")
+            if isinstance(name, str) and name and not form.is_removed() and name not in names:
+                names.append(name)
+        return names
+
     def is_valid(self) -> bool:
         """Whether every field parses (the contract's own rules are the engine's)."""
         valid = [
@@ -785,6 +832,20 @@ class ScenarioBuilder:
                 form for form in formset.forms if not form.is_removed() and not form.is_blank()
             ]
         return self._rows[section]
+
+    def unsaved(self) -> list[str]:
+        """Per workload or option of the document whose row holds values of another type or
+        billing (left out of the document): which, in words (after :meth:`is_valid`)."""
+        found = []
+        for section in ("workloads", "options"):
+            for number, form in enumerate(self.rows(section), start=1):
+                values = form.unsaved()
+                if values:
+                    typed = ", ".join(f"{label} = {value}" for label, value in values)
+                    name = str(form.value("name") or "").strip()
+                    named = f" “{name}”" if name else ""
+                    found.append(f"{section[:-1]} {number}{named} ({typed})")
+        return found
 
     def document(self) -> dict[str, Any]:
         """The scenario document the forms make (after :meth:`is_valid`); fields left empty are

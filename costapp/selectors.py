@@ -427,12 +427,23 @@ RUN_CHARTS_CACHE_S = 86_400
 """How long a succeeded run's charts stay in the cache [s]."""
 
 
+def run_charts_cache_key(kind: str, *, run: Any) -> str:
+    """The cache key of a run's charts of ``kind`` (``run-charts``, ``run-sizing-charts``): the
+    run, when it finished, and the version of the chart code (``costapp.charts.CHARTS_VERSION``),
+    so figures cached before a change of the charts are never served after it."""
+    from costapp import charts
+
+    finished = run.finished.isoformat() if run.finished else ""
+    return f"{kind}:{charts.CHARTS_VERSION}:{run.pk}:{finished}"
+
+
 def _run_cached(*, run: Any, kind: str, build: Callable[[], list[Any]]) -> list[Any]:
-    """What ``build()`` makes of a succeeded run, from the cache under ``kind``, the run and when
-    it finished (its result never changes after that); built and put there when missing."""
+    """What ``build()`` makes of a succeeded run, from the cache under
+    :func:`run_charts_cache_key` (its result never changes once it finished); built and put
+    there when missing."""
     from django.core.cache import cache
 
-    key = f"{kind}:{run.pk}:{run.finished.isoformat() if run.finished else ''}"
+    key = run_charts_cache_key(kind, run=run)
     found: list[Any] | None = cache.get(key)
     if found is None:
         found = build()

@@ -59,6 +59,26 @@ def own_size(result: Mapping[str, Any], index: int) -> int:
     return int(figures["provisioned_gpus"]) // int(inputs["gpus_per_server"])
 
 
+def own_size_unswept(result: Mapping[str, Any], index: int) -> str:
+    """In words, where the scenario's own size lies when the sweep does not price it: below or
+    above the range swept, or between two sizes the step skips ("" when it is one of the sizes
+    swept). One clause, no full stop."""
+    sweep = result["sizing"][index]
+    field, sizes = sweep["field"], [int(size) for size in sweep["candidates"]]
+    own = own_size(result, index)
+    if own in sizes:
+        return ""
+    start = f"The scenario's own size, {_size(field, own)}, is not among the sizes swept"
+    swept = f"{sizes[0]:,} to {_size(field, sizes[-1])}"
+    if own < sizes[0]:
+        return f"{start}: it lies below the range swept, {swept}"
+    if own > sizes[-1]:
+        return f"{start}: it lies above the range swept, {swept}"
+    below = max(size for size in sizes if size < own)
+    above = min(size for size in sizes if size > own)
+    return f"{start}: it lies between {below:,} and {above:,}, which the step skips"
+
+
 def max_shortfall_probability(result: Mapping[str, Any], index: int) -> float:
     """The sweep's cap on the share of paths that leave work undone [fraction]."""
     return float(result["inputs"]["sizing"][index]["max_shortfall_probability"])
@@ -164,10 +184,7 @@ def _against_own(result: Mapping[str, Any], index: int, found: list[Candidate]) 
         return "That is the scenario's own size."
     mine = next((c for c in found if c.size == own), None)
     if mine is None:
-        return (
-            f"The scenario's own size, {_size(field, own)}, is not among the sizes swept, so "
-            "what the best size saves against it is not known."
-        )
+        return f"{own_size_unswept(result, index)}, so what the best size saves against it is not known."
     if not mine.qualifies:
         return f"The scenario's own size, {_size(field, own)}, does not qualify: it {mine.reason}."
     saving = mine.objective_usd - float(sweep["best_objective_usd"])

@@ -1,5 +1,7 @@
-// The scenario builder: shows each row's fields for its type and billing, adds and removes rows
-// of the workloads, options and sizing formsets, and fills an option's offer from the picker.
+// The scenario builder: shows each row's fields for its type and billing (and says which values
+// typed for another will not be saved), adds and removes rows of the workloads, options and
+// sizing formsets, keeps each sizing sweep's choice of options current, and fills an option's
+// offer from the picker.
 (function () {
   function shown(el, kind, billing) {
     var types = el.dataset.types;
@@ -14,6 +16,70 @@
     var kind = type ? type.value : "";
     row.querySelectorAll("[data-types], [data-billings]").forEach(function (el) {
       el.hidden = !shown(el, kind, billing ? billing.value : "");
+    });
+    refreshUnsaved(row);
+  }
+  // Values typed into fields of another type or billing are kept (switching back shows them
+  // again) but not saved: the notice next to the type says which (as the server does).
+  function refreshUnsaved(row) {
+    var type = row.querySelector("select[name$='-type']");
+    var notice = type && document.getElementById(type.id + "-unsaved");
+    if (!notice) return;
+    var found = [];
+    row.querySelectorAll(".field[data-types], .field[data-billings]").forEach(function (el) {
+      if (!el.hidden) return;
+      el.querySelectorAll("input:not([type=hidden]), select, textarea").forEach(function (input) {
+        var value = input.value.trim();
+        if (!value) return;
+        var label = el.querySelector("label");
+        var text = label && label.firstChild ? label.firstChild.textContent.trim() : input.name;
+        found.push(text + " = " + value);
+      });
+    });
+    var what = row.querySelector("select[name$='-billing']") ? "type and billing" : "type";
+    notice.textContent = found.length
+      ? "Not saved with this " + what + ": " + found.join(", ") + ". Switch back to keep them."
+      : "";
+    notice.hidden = !found.length;
+  }
+  // A sizing sweep's option is one of the options' names: the choices follow the options as they
+  // are added, removed or renamed, and a sweep follows its option's renaming; a name no option
+  // has any more stays chosen, marked, for the engine to report.
+  function optionInputs() {
+    return Array.prototype.slice.call(document.querySelectorAll(
+      "#options-rows > fieldset.row:not([hidden]) input[name$='-name']"));
+  }
+  function follow(select, inputs) {
+    var match = inputs.filter(function (input) { return input.value && input.value === select.value; })[0];
+    if (match) select.dataset.follows = match.name;
+    else if (!inputs.some(function (input) { return input.name === select.dataset.follows; })) {
+      delete select.dataset.follows;
+    }
+  }
+  function refreshSweepOptions() {
+    var inputs = optionInputs();
+    var names = [];
+    inputs.forEach(function (input) {
+      if (input.value && names.indexOf(input.value) < 0) names.push(input.value);
+    });
+    document.querySelectorAll("#sizing-rows select[data-option-names]").forEach(function (select) {
+      var current = select.value;
+      var followed = inputs.filter(function (input) { return input.name === select.dataset.follows; })[0];
+      if (followed && followed.value) current = followed.value;
+      var empty = select.options.length && !select.options[0].value ? select.options[0].text : "(choose)";
+      var choices = [["", empty]].concat(names.map(function (name) { return [name, name]; }));
+      if (current && names.indexOf(current) < 0) {
+        choices.push([current, current + " (no option of that name)"]);
+      }
+      select.textContent = "";
+      choices.forEach(function (choice) {
+        var option = document.createElement("option");
+        option.value = choice[0];
+        option.textContent = choice[1];
+        select.appendChild(option);
+      });
+      select.value = current;
+      follow(select, inputs);
     });
   }
   function refreshDist(group) {
@@ -42,13 +108,21 @@
   function refreshAll(root) {
     root.querySelectorAll("fieldset.row").forEach(refreshRow);
     refreshSimulation();
+    refreshSweepOptions();
     ["workloads", "options", "sizing"].forEach(renumber);
   }
+  document.addEventListener("input", function (event) {
+    var target = event.target;
+    if (target.closest("#options-rows") && /^options-\d+-name$/.test(target.name)) {
+      refreshSweepOptions();
+    }
+  });
   document.addEventListener("change", function (event) {
     var target = event.target;
     var row = target.closest("fieldset.row");
     if (row && /-(type|billing)$/.test(target.name)) refreshRow(row);
     if (target.id === "id_simulate") refreshSimulation();
+    if (target.matches("select[data-option-names]")) follow(target, optionInputs());
     var dist = target.closest("fieldset.dist");
     if (dist && /_dist$/.test(target.name)) refreshDist(dist);
   });
@@ -66,6 +140,7 @@
       total.value = String(index + 1);
       if (window.htmx) window.htmx.process(row);
       refreshRow(row);
+      refreshSweepOptions();
       renumber(section);
       var first = row.querySelector("select, input:not([type=hidden]), textarea");
       if (first) first.focus();
@@ -77,6 +152,7 @@
       var flag = removed.querySelector("input[name$='-DELETE']");
       if (flag) flag.value = "on";
       removed.hidden = true;
+      refreshSweepOptions();
       var rows = removed.parentElement;
       renumber(rows.id.replace(/-rows$/, ""));
       var next = rows.parentElement.querySelector("[data-add]");

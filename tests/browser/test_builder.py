@@ -160,3 +160,134 @@ def test_a_scenario_built_in_the_form_is_saved_run_and_reachable_by_keyboard(
     assert run.inputs["options"][0]["usd_per_gpu_hour"] > 0  # priced from the catalog offer
     assert failed == []
     assert problems == []
+
+
+def sweep_choices(page, select: str) -> list[list[str]]:
+    return page.evaluate(
+        f"() => Array.from(document.querySelector('{select}').options)"
+        ".map(o => [o.value, o.textContent])"
+    )
+
+
+def test_a_sweeps_option_follows_the_options_and_values_of_another_type_are_named(
+    page, live_server, browser, catalog_gpus
+):
+    """A sizing sweep's option is picked from the options' names, kept current as options are
+    added, renamed and removed; a value typed for another type is named as not saved, next to
+    the type, kept when switching back, and named again after saving; without JavaScript the
+    select is the server's."""
+    user = analyst("finance")
+    page.set_default_timeout(60_000)
+    problems: list[str] = []
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    page.goto(live_server.url + "/login/")
+    page.fill("#id_username", "finance")
+    page.fill("#id_password", "pw-finance")
+    page.click("button[type=submit]")
+    page.wait_for_url(live_server.url + "/")
+    page.goto(live_server.url + "/scenarios/new/")
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+
+    page.fill("#id_name", "Lease or buy")
+    page.select_option("#id_workloads-0-type", "steady")
+    page.fill("#id_workloads-0-name", "Fleet")
+    page.fill("#id_workloads-0-gpus", "16")
+    # option 1 first set up as on-prem, a PUE typed, then made a cloud option
+    page.select_option("#id_options-0-type", "on_prem")
+    page.fill("#id_options-0-pue", "1.4")
+    notice = page.locator("#id_options-0-type-unsaved")
+    assert notice.is_hidden()
+    page.select_option("#id_options-0-type", "cloud")
+    assert notice.is_visible()
+    assert notice.inner_text() == (
+        "Not saved with this type and billing: PUE = 1.4. Switch back to keep them."
+    )
+    page.select_option("#id_options-0-type", "on_prem")  # switching back keeps the value
+    assert notice.is_hidden() and page.input_value("#id_options-0-pue") == "1.4"
+    page.select_option("#id_options-0-type", "cloud")
+    page.fill("#id_options-0-name", "Rent")
+    page.fill("#id_options-0-usd_per_gpu_hour", "2.5")
+    page.select_option("#id_options-1-type", "on_prem")
+    page.fill("#id_options-1-name", "Buy")
+    page.fill("#id_options-1-capex_usd_per_server", "280000")
+    page.fill("#id_options-1-server_kw", "10.2")
+
+    # a sweep picks from the options' names
+    page.click("button[data-add=sizing]")
+    page.locator("#id_sizing-0-option").wait_for()
+    assert sweep_choices(page, "#id_sizing-0-option") == [
+        ["", "(choose)"],
+        ["Rent", "Rent"],
+        ["Buy", "Buy"],
+    ]
+    page.select_option("#id_sizing-0-option", "Buy")
+    # renamed: the sweep follows its option
+    page.fill("#id_options-1-name", "Buy 8-GPU servers")
+    assert page.input_value("#id_sizing-0-option") == "Buy 8-GPU servers"
+    # added: a new option joins the choices
+    page.click("button[data-add=options]")
+    page.select_option("#id_options-2-type", "dedicated")
+    page.fill("#id_options-2-name", "Lease")
+    page.fill("#id_options-2-usd_per_server_month", "18000")
+    assert [v for v, _ in sweep_choices(page, "#id_sizing-0-option")] == [
+        "",
+        "Rent",
+        "Buy 8-GPU servers",
+        "Lease",
+    ]
+    # removed: it leaves the choices; the sweep keeps it, marked
+    page.locator("#options-rows fieldset.row >> nth=1 >> button.remove-row").click()
+    assert sweep_choices(page, "#id_sizing-0-option") == [
+        ["", "(choose)"],
+        ["Rent", "Rent"],
+        ["Lease", "Lease"],
+        ["Buy 8-GPU servers", "Buy 8-GPU servers (no option of that name)"],
+    ]
+    assert page.input_value("#id_sizing-0-option") == "Buy 8-GPU servers"
+    page.fill("#id_sizing-0-min", "0")
+    page.fill("#id_sizing-0-max", "4")
+    page.locator("#sizing-section").screenshot(path=str(SCREENSHOTS / "builder-sizing.png"))
+
+    # saved so: the engine's message at the sweep's option, and the page still says which value
+    # of option 1 will not be saved
+    page.click("#save-button")
+    page.locator("#builder-errors").wait_for()
+    invalid = page.locator(".field.invalid:has(#id_sizing-0-option)")
+    assert 'names no option: "Buy 8-GPU servers"' in invalid.locator(".error").inner_text()
+    assert "sizing[0].option" in page.locator("#builder-errors").inner_text()
+    assert "PUE = 1.4" in page.locator("#id_options-0-type-unsaved").inner_text()
+    page.locator("#options-rows fieldset.row >> nth=0").screenshot(
+        path=str(SCREENSHOTS / "builder-unsaved-notice.png")
+    )
+    assert not Scenario.objects.filter(owner=user).exists()
+    page.screenshot(path=str(SCREENSHOTS / "builder-sizing-errors.png"), full_page=True)
+
+    page.select_option("#id_sizing-0-option", "Lease")
+    page.click("#save-button")
+    page.wait_for_url(f"{live_server.url}/scenarios/*/")
+    scenario = Scenario.objects.get(owner=user)
+    assert scenario.document["sizing"] == [{"option": "Lease", "min": 0, "max": 4}]
+    assert "pue" not in scenario.document["options"][0]
+    assert "option 1 “Rent” (PUE = 1.4)" in page.locator(".messages").inner_text()
+    page.locator(".messages").screenshot(path=str(SCREENSHOTS / "builder-unsaved-message.png"))
+    assert problems == []
+
+    # without JavaScript the edit page's select lists the options, the sweep's own chosen
+    context = browser.new_context(java_script_enabled=False)
+    try:
+        plain = context.new_page()
+        plain.set_default_timeout(60_000)
+        plain.goto(live_server.url + "/login/")
+        plain.fill("#id_username", "finance")
+        plain.fill("#id_password", "pw-finance")
+        plain.click("button[type=submit]")
+        plain.wait_for_url(live_server.url + "/")
+        plain.goto(f"{live_server.url}/scenarios/{scenario.pk}/edit/")
+        assert [v for v, _ in sweep_choices(plain, "#id_sizing-0-option")] == [
+            "",
+            "Rent",
+            "Lease",
+        ]
+        assert plain.input_value("#id_sizing-0-option") == "Lease"
+    finally:
+        context.close()

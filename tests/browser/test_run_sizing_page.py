@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from django.test import override_settings
 
-from costapp import services
+from costapp import services, sizing_summary
 from costapp.celery import app
 from costapp.models import Scenario
 from tests.costapp.runs_helpers import analyst, scenario_document
@@ -68,6 +68,16 @@ def test_a_sizing_run_page_draws_each_sweep_and_copies_the_scenario_at_the_best_
         assert f"Best: {sweep['best']} " in " ".join(names)
         points = page.locator(f"#chart-sizing-{number} .main-svg .scatterlayer .trace")
         assert points.count() == len(drawn)
+        # the own size's legend entry only when the sweep priced it; else words say where it is
+        legend = page.locator(f"#chart-sizing-{number} .legend").text_content()
+        caption = page.locator(f"#chart-sizing-{number} figcaption").inner_text()
+        own = sizing_summary.own_size(sizing_run.result, number - 1)
+        if own in sweep["candidates"]:
+            assert f"The scenario's own size: {own}" in legend
+            assert "not among the sizes swept" not in caption
+        else:
+            assert "own size" not in legend
+            assert "is not among the sizes swept" in caption
     sentence = page.locator("#sizing-1-sentence").inner_text()
     best = sweeps[0]["best"]
     assert sentence.startswith(f"Commit to {best} GPUs: beyond that")
@@ -76,6 +86,7 @@ def test_a_sizing_run_page_draws_each_sweep_and_copies_the_scenario_at_the_best_
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.locator("#sizing").scroll_into_view_if_needed()
     page.locator("#sizing").screenshot(path=str(SCREENSHOTS / "run-sizing.png"))
+    page.locator("#sizing-3").screenshot(path=str(SCREENSHOTS / "run-sizing-own-size-unswept.png"))
     assert (SCREENSHOTS / "run-sizing.png").stat().st_size > 50_000
 
     page.click("#sizing-1-copy")

@@ -310,3 +310,98 @@ def test_catalog_references_round_trip_and_give_the_same_inputs(catalog_gpus):
     inputs = inputs_of(document)
     assert inputs["options"][0]["usd_per_gpu_hour"] > 0  # the offer's price, resolved
     assert json.dumps(inputs_of(again), sort_keys=True) == json.dumps(inputs, sort_keys=True)
+
+
+# --- a sizing sweep's option: picked from the scenario's options ---------------------------------
+
+
+def sweep_option_choices(builder, index=0):
+    field = builder.sizing.forms[index].fields["option"]
+    return [value for value, _label in field.choices]
+
+
+def test_a_sweeps_option_is_picked_from_the_options_names_removed_ones_left_out():
+    data, _ = forms.document_form_data(
+        {
+            "name": "x",
+            "workloads": [{"type": "steady", "name": "w", "gpus": 8}],
+            "options": [
+                {"type": "cloud", "name": "Rent", "usd_per_gpu_hour": 2},
+                {"type": "on_prem", "name": "Buy", "capex_usd_per_server": 1, "server_kw": 1},
+                {"type": "dedicated", "name": "Lease", "usd_per_server_month": 1},
+            ],
+            "sizing": [{"option": "Buy", "min": 0, "max": 4}],
+        }
+    )
+    data["options-2-DELETE"] = "on"
+    builder = forms.ScenarioBuilder(data)
+    field = builder.sizing.forms[0].fields["option"]
+    assert isinstance(field, forms.forms.ChoiceField)
+    assert sweep_option_choices(builder) == ["", "Rent", "Buy"]
+    assert builder.sizing.forms[0]["option"].value() == "Buy"
+    # the template of a new sweep row lists them too
+    assert [v for v, _ in builder.sizing.empty_form.fields["option"].choices] == ["", "Rent", "Buy"]
+    assert builder.is_valid() and builder.document()["sizing"] == [
+        {"option": "Buy", "min": 0, "max": 4}
+    ]
+
+
+def test_a_sweep_naming_no_option_keeps_its_value_and_the_engine_says_so_at_the_field():
+    document = {
+        "name": "x",
+        "workloads": [{"type": "steady", "name": "w", "gpus": 8}],
+        "options": [{"type": "on_prem", "name": "Buy", "capex_usd_per_server": 1, "server_kw": 1}],
+        "sizing": [{"option": "Buy servers", "min": 0, "max": 4}],
+    }
+    builder = builder_of(document)
+    field = builder.sizing.forms[0].fields["option"]
+    assert list(field.choices) == [
+        ("", "(choose)"),
+        ("Buy", "Buy"),
+        ("Buy servers", "Buy servers (no option of that name)"),
+    ]
+    assert builder.document()["sizing"][0]["option"] == "Buy servers"
+    with pytest.raises(ScenarioError) as caught:
+        inputs_of(builder.document())
+    builder.engine_errors(caught.value.errors)
+    assert placed_errors(builder)[("sizing", 0, "option")] == ['names no option: "Buy servers"']
+
+
+# --- values typed for another type or billing -----------------------------------------------------
+
+
+def test_values_typed_for_another_type_or_billing_are_named_as_not_saved():
+    data, _ = forms.document_form_data(
+        {
+            "name": "x",
+            "workloads": [{"type": "steady", "name": "w", "gpus": 8}],
+            "options": [
+                {"type": "cloud", "name": "c", "usd_per_gpu_hour": 2},
+                {"type": "on_prem", "name": "o", "capex_usd_per_server": 1, "server_kw": 1},
+            ],
+        }
+    )
+    assert not any(form.unsaved() for form in forms.ScenarioBuilder(data).options.forms)
+    data["options-0-pue"] = "1.4"  # typed while the option was on-prem
+    data["options-0-committed_gpus"] = "16"  # typed while its billing was committed
+    data["workloads-0-mfu"] = " 0.5 "  # typed while the workload was training
+    data["options-1-server_kw"] = "10.2"  # its own field: saved
+    builder = forms.ScenarioBuilder(data)
+    option = builder.options.forms[0]
+    assert option.unsaved() == [("Committed GPUs", "16"), ("PUE", "1.4")]
+    assert option.unsaved_text() == (
+        "Not saved with this type and billing: Committed GPUs = 16, PUE = 1.4. "
+        "Switch back to keep them."
+    )
+    assert builder.options.forms[1].unsaved_text() == ""
+    assert builder.workloads.forms[0].unsaved_text() == (
+        "Not saved with this type: MFU (model FLOPs utilization) = 0.5. Switch back to keep them."
+    )
+    assert builder.is_valid()
+    document = builder.document()
+    assert "pue" not in document["options"][0] and "committed_gpus" not in document["options"][0]
+    assert document["options"][1]["server_kw"] == 10.2
+    assert builder.unsaved() == [
+        "workload 1 “w” (MFU (model FLOPs utilization) = 0.5)",
+        "option 1 “c” (Committed GPUs = 16, PUE = 1.4)",
+    ]

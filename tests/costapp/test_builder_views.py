@@ -257,3 +257,25 @@ def test_duplicate_and_share_ask_to_confirm_on_get_and_change_nothing(signed_in,
     assert Scenario.objects.count() == 1
     scenario.refresh_from_db()
     assert not scenario.shared
+
+
+def test_values_of_another_type_are_named_next_to_the_type_and_after_saving(signed_in, pat):
+    document = scenario_document("h100-fleet-buy-vs-rent")
+    cloud = next(i for i, o in enumerate(document["options"]) if o["type"] == "cloud")
+    data = form_post(document)
+    data[f"options-{cloud}-pue"] = "1.4"  # typed while the option was on-prem
+    # not saved (another field is wrong): the row says which values will be left out
+    wrong = {**data, "horizon_months": "500"}
+    html = signed_in.post(reverse("scenario-new"), wrong).content.decode()
+    notice = f'id="id_options-{cloud}-type-unsaved"'
+    assert notice in html
+    shown = html.split(notice, 1)[1].split("</small>", 1)[0]
+    assert "Not saved with this type and billing: PUE = 1.4. Switch back to keep them." in shown
+    # saved: the document leaves it out and the message after saving says so
+    response = signed_in.post(reverse("scenario-new"), data, follow=True)
+    assert Scenario.objects.get(owner=pat).document == document
+    html = response.content.decode()
+    assert (
+        "Values typed for another type or billing were not saved: "
+        f"option {cloud + 1} “{document['options'][cloud]['name']}” (PUE = 1.4)." in html
+    )

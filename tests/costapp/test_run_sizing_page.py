@@ -195,3 +195,39 @@ def test_a_long_name_is_cut_short_and_keeps_the_size(sized, pat):
     best = sized.result["sizing"][0]["best"]
     assert len(copied.name) == 200
     assert copied.name.endswith(f"F… (at best size: {best} committed GPUs)")
+
+
+def test_charts_cached_by_other_chart_code_are_not_served(sized, monkeypatch):
+    """A run's charts are cached when it finishes; a deploy whose charts draw differently (another
+    ``CHARTS_VERSION``) builds them again instead of serving the old figures."""
+    from costapp import charts, selectors
+
+    built: list[str] = []
+    result_charts, sizing_charts = charts.result_charts, charts.sizing_charts
+
+    def result_spy(*args):
+        built.append("result")
+        return result_charts(*args)
+
+    def sizing_spy(*args):
+        built.append("sizing")
+        return sizing_charts(*args)
+
+    monkeypatch.setattr(charts, "result_charts", result_spy)
+    monkeypatch.setattr(charts, "sizing_charts", sizing_spy)
+    selectors.run_charts(run=sized)
+    selectors.run_sizing_charts(run=sized)
+    assert built == []  # both cached when the run finished
+    monkeypatch.setattr(charts, "CHARTS_VERSION", "another version")
+    fresh = selectors.run_charts(run=sized)
+    fresh_sizing = selectors.run_sizing_charts(run=sized)
+    assert built == ["result", "sizing"]
+    assert [c.figure for c in fresh] == [
+        c.figure for c in result_charts(sized.result, sized.cost_curves)
+    ]
+    assert [c.figure for c in fresh_sizing] == [
+        c.figure for c in sizing_charts(sized.result, sized.sizing_bands)
+    ]
+    selectors.run_charts(run=sized)
+    selectors.run_sizing_charts(run=sized)
+    assert built == ["result", "sizing"]  # kept under the new version

@@ -104,11 +104,53 @@ def test_the_objective_line_own_size_and_best_are_the_results_numbers(plain):
     assert "lower is better" in chart.note
 
 
-def test_an_own_size_off_the_step_is_a_line_without_a_point(plain):
+def own_entries(chart: charts.Chart) -> list[dict]:
+    return [t for t in chart.figure["data"] if t["name"].startswith("The scenario's own size")]
+
+
+def test_an_own_size_off_the_step_is_a_labelled_line_without_a_point_or_legend_entry(plain):
     chart = charts.sizing_charts(plain)[2]  # servers 0 … 30 by 3; the scenario has 8
-    own = by_prefix(chart, "The scenario's own size")
-    assert own["y"] == [None]
+    assert own_entries(chart) == []  # nothing drawn for it, so nothing in the legend
     assert chart.figure["layout"]["shapes"][0]["x0"] == 8
+    (label,) = chart.figure["layout"]["annotations"]
+    assert label["text"] == "own size: 8 (not swept)"
+    assert (
+        "The scenario's own size, 8 servers, is not among the sizes swept: it lies between 6 "
+        "and 9, which the step skips, so it has no point on the chart." in chart.note
+    )
+    assert "8 servers, is not among the sizes swept: it lies between 6 and 9" in (
+        sizing_summary.sentence(plain, 2)
+    )
+
+
+def test_an_own_size_outside_the_sweep_is_not_drawn_and_the_note_says_where_it_lies():
+    result = run(
+        fleet(
+            [
+                {"option": "Commit some, rest on-demand", "min": 120, "max": 200, "step": 8},
+                {"option": "Buy some, burst the rest", "min": 0, "max": 4},
+            ]
+        )
+    )
+    above, below = charts.sizing_charts(result)
+    for chart in (above, below):
+        assert own_entries(chart) == []
+        assert "shapes" not in chart.figure["layout"]  # no line stretching the axis away
+        assert [row[-1] for row in chart.tables[0].rows if row[-1]] in ([], ["best"])
+    assert (
+        "The scenario's own size, 64 committed GPUs, is not among the sizes swept: it lies below "
+        "the range swept, 120 to 200 committed GPUs, so it has no point on the chart." in above.note
+    )
+    assert "8 servers, is not among the sizes swept: it lies above the range swept, 0 to 4 " in (
+        below.note
+    )
+    assert "it lies above the range swept, 0 to 4 servers, so what the best size saves" in (
+        sizing_summary.sentence(result, 1)
+    )
+    # the own size swept: the diamond and its legend entry, and no such words
+    swept = charts.sizing_chart(run(fleet()), 0)
+    assert [t["name"] for t in own_entries(swept)] == ["The scenario's own size: 64"]
+    assert "not among the sizes swept" not in swept.note
 
 
 def test_sizes_that_leave_work_undone_are_hollow_grey_with_a_legend_entry():
