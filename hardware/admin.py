@@ -128,42 +128,32 @@ class EgressTierAdmin(SimpleHistoryAdmin):
     history_list_display = ("up_to_tb", "usd_per_gb")
 
 
-@admin.register(DedicatedQuote)
-class DedicatedQuoteAdmin(SimpleHistoryAdmin):
-    list_display = (
-        "vendor",
-        "reference",
-        "gpu",
-        "gpus_per_server",
-        "usd_per_server_month",
-        "term_months",
-        "valid_until",
-        "status",
-        "is_demo",
-    )
+class QuoteAdmin(SimpleHistoryAdmin):
+    """What the admin of either kind of quote shows: who quoted what, the kind's own figures
+    (``quote_columns``), and whether the quote still stands."""
+
     list_filter = ("status", "is_demo", "gpu", "vendor")
     list_select_related = ("gpu",)
     search_fields = ("vendor", "reference", "server_description", "notes", "gpu__slug")
+
+
+def quote_columns(*figures: str) -> tuple[str, ...]:
+    """A quote list's columns, with ``figures`` between who quoted what and its standing."""
+    return (
+        "vendor", "reference", "gpu", "gpus_per_server", *figures,
+        "valid_until", "status", "is_demo",
+    )  # fmt: skip
+
+
+@admin.register(DedicatedQuote)
+class DedicatedQuoteAdmin(QuoteAdmin):
+    list_display = quote_columns("usd_per_server_month", "term_months")
     history_list_display = ("status", "usd_per_server_month")
 
 
 @admin.register(PurchaseQuote)
-class PurchaseQuoteAdmin(SimpleHistoryAdmin):
-    list_display = (
-        "vendor",
-        "reference",
-        "gpu",
-        "gpus_per_server",
-        "capex_usd_per_server",
-        "server_kw",
-        "lead_time_months",
-        "valid_until",
-        "status",
-        "is_demo",
-    )
-    list_filter = ("status", "is_demo", "gpu", "vendor")
-    list_select_related = ("gpu",)
-    search_fields = ("vendor", "reference", "server_description", "notes", "gpu__slug")
+class PurchaseQuoteAdmin(QuoteAdmin):
+    list_display = quote_columns("capex_usd_per_server", "server_kw", "lead_time_months")
     history_list_display = ("status", "capex_usd_per_server")
 
 

@@ -341,17 +341,18 @@ class _QuoteFilterSet(django_filters.FilterSet):
     )
 
 
+def _quote_ordering(*fields: str) -> StableOrderingFilter:
+    """``?ordering`` on a quote's ``fields`` (named as in the model), ties broken by the quote's
+    unique key (vendor and reference)."""
+    return StableOrderingFilter(
+        fields=tuple((field, field) for field in fields), tie_break=("vendor", "reference")
+    )
+
+
 class DedicatedQuoteFilterSet(_QuoteFilterSet):
     """Filters for dedicated-server quotes."""
 
-    ordering = StableOrderingFilter(
-        fields=(
-            ("usd_per_server_month", "usd_per_server_month"),
-            ("term_months", "term_months"),
-            ("valid_until", "valid_until"),
-        ),
-        tie_break=("vendor", "reference"),
-    )
+    ordering = _quote_ordering("usd_per_server_month", "term_months", "valid_until")
 
     class Meta:
         model = DedicatedQuote
@@ -361,14 +362,8 @@ class DedicatedQuoteFilterSet(_QuoteFilterSet):
 class PurchaseQuoteFilterSet(_QuoteFilterSet):
     """Filters for purchase quotes."""
 
-    ordering = StableOrderingFilter(
-        fields=(
-            ("capex_usd_per_server", "capex_usd_per_server"),
-            ("server_kw", "server_kw"),
-            ("lead_time_months", "lead_time_months"),
-            ("valid_until", "valid_until"),
-        ),
-        tie_break=("vendor", "reference"),
+    ordering = _quote_ordering(
+        "capex_usd_per_server", "server_kw", "lead_time_months", "valid_until"
     )
 
     class Meta:

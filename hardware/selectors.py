@@ -64,9 +64,10 @@ def current_prices_for_pages(as_of: date | datetime | None = None) -> QuerySet[I
 
 
 def providers_list() -> QuerySet[Provider]:
-    """The providers, each annotated with how many egress tiers the catalog holds
-    (``egress_known`` reads it: no tiers means egress is unknown, not free)."""
-    return Provider.objects.annotate(egress_tier_count=Count("egress_tiers"))
+    """The providers by slug, each annotated with how many egress tiers the catalog holds
+    (``egress_known`` reads it: no tiers means egress is unknown, not free). The order is given
+    here: Django leaves ``Meta.ordering`` out of a query that groups, as the count does."""
+    return Provider.objects.annotate(egress_tier_count=Count("egress_tiers")).order_by("slug", "pk")
 
 
 def price_standing(price: InstancePrice, *, today: date | None = None) -> dict:

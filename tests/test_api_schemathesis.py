@@ -26,6 +26,7 @@ CHECKS = [not_a_server_error, response_schema_conformance, content_type_conforma
 
 
 @pytest.mark.django_db
+@pytest.mark.filterwarnings("error::django.core.paginator.UnorderedObjectListWarning")
 def test_every_operation_answers_within_its_schema_and_never_5xx(
     django_user_model, settings, request, capsys
 ):

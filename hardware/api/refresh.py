@@ -14,7 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts.permissions import AdminPermission, CatalogPermission
-from hardware.models import RefreshRun
+from hardware.models import MONEY, RefreshRun
 from hardware.price_changes import PriceChange, price_changes
 from hardware.refresh import (
     RefreshError,
@@ -102,6 +102,11 @@ class RefreshRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
         return self._decide(request, refresh_run_discard)
 
 
+def _usd_or_null(source: str | None, help_text: str) -> serializers.DecimalField:
+    """An amount in USD with the catalog's digits (``MONEY``), null when there is none."""
+    return serializers.DecimalField(source=source, **MONEY, allow_null=True, help_text=help_text)
+
+
 class PriceChangeSerializer(serializers.Serializer):
     """One price that moved: old and new values, absolute and relative change."""
 
@@ -118,40 +123,15 @@ class PriceChangeSerializer(serializers.Serializer):
     billing = serializers.CharField(
         source="price.billing", help_text="on_demand, spot, commit_1y or commit_3y"
     )
-    old_usd_per_hour = serializers.DecimalField(
-        source="before.usd_per_hour",
-        max_digits=20,
-        decimal_places=10,
-        allow_null=True,
-        help_text="price before [USD/h]; null when added",
+    old_usd_per_hour = _usd_or_null("before.usd_per_hour", "price before [USD/h]; null when added")
+    new_usd_per_hour = _usd_or_null("after.usd_per_hour", "price after [USD/h]; null when vanished")
+    old_usd_per_gpu_hour = _usd_or_null(
+        "before.usd_per_gpu_hour", "price before [USD per GPU-hour]; null when added"
     )
-    new_usd_per_hour = serializers.DecimalField(
-        source="after.usd_per_hour",
-        max_digits=20,
-        decimal_places=10,
-        allow_null=True,
-        help_text="price after [USD/h]; null when vanished",
+    new_usd_per_gpu_hour = _usd_or_null(
+        "after.usd_per_gpu_hour", "price after [USD per GPU-hour]; null when vanished"
     )
-    old_usd_per_gpu_hour = serializers.DecimalField(
-        source="before.usd_per_gpu_hour",
-        max_digits=20,
-        decimal_places=10,
-        allow_null=True,
-        help_text="price before [USD per GPU-hour]; null when added",
-    )
-    new_usd_per_gpu_hour = serializers.DecimalField(
-        source="after.usd_per_gpu_hour",
-        max_digits=20,
-        decimal_places=10,
-        allow_null=True,
-        help_text="price after [USD per GPU-hour]; null when vanished",
-    )
-    change_usd_per_hour = serializers.DecimalField(
-        max_digits=20,
-        decimal_places=10,
-        allow_null=True,
-        help_text="new - old [USD/h]; null when added or vanished",
-    )
+    change_usd_per_hour = _usd_or_null(None, "new - old [USD/h]; null when added or vanished")
     change_ratio = serializers.DecimalField(
         max_digits=20, decimal_places=6, allow_null=True, help_text="(new - old) / old [ratio]"
     )

@@ -2,6 +2,8 @@
 
 Every list reads a fixed number of SQL queries whatever the page size (related objects are
 joined or prefetched), and filters with the FilterSets the pages use (hardware/filtersets.py).
+Every list is in a total order (ties broken down to one row), so its pages neither overlap nor
+skip a row.
 """
 
 from datetime import date
@@ -102,7 +104,7 @@ def as_of_param(request: Request) -> date | None:
 class GpuModelViewSet(CatalogViewSet):
     """GPU models, looked up by slug."""
 
-    queryset = GpuModel.objects.all()
+    queryset = GpuModel.objects.order_by("vendor", "name", "pk")
     serializer_class = GpuModelSerializer
     filterset_class = filtersets.GpuModelFilterSet
     lookup_field = "slug"
@@ -156,7 +158,9 @@ PRICE_RELATED = ("offer", "offer__provider", "offer__gpu", "region")
 class InstancePriceViewSet(CatalogViewSet):
     """Price history rows; ``current/`` gives the latest per offer, region and billing."""
 
-    queryset = InstancePrice.objects.select_related(*PRICE_RELATED)
+    queryset = InstancePrice.objects.select_related(*PRICE_RELATED).order_by(
+        *filtersets.PRICE_TIE_BREAK
+    )
     serializer_class = InstancePriceSerializer
     filterset_class = filtersets.PriceFilterSet
 

@@ -88,7 +88,19 @@ class EgressTierFactory(factory.django.DjangoModelFactory):
     stated_on = factory.LazyFunction(timezone.localdate)
 
 
-class DedicatedQuoteFactory(factory.django.DjangoModelFactory):
+class QuoteFactory(factory.django.DjangoModelFactory):
+    """What both kinds of quote have: eight-GPU servers of a test GPU, received (not
+    demonstration data)."""
+
+    class Meta:
+        abstract = True
+
+    server_description = "8x GPU server"
+    gpu = factory.SubFactory(GpuModelFactory)
+    gpus_per_server = 8
+
+
+class DedicatedQuoteFactory(QuoteFactory):
     """A received (not demonstration) dedicated-server quote."""
 
     class Meta:
@@ -96,14 +108,11 @@ class DedicatedQuoteFactory(factory.django.DjangoModelFactory):
 
     vendor = "Test Hosting"
     reference = factory.Sequence(lambda n: f"TQ-D-{n}")
-    server_description = "8x GPU server"
-    gpu = factory.SubFactory(GpuModelFactory)
-    gpus_per_server = 8
     usd_per_server_month = Decimal("10000")
     term_months = 12
 
 
-class PurchaseQuoteFactory(factory.django.DjangoModelFactory):
+class PurchaseQuoteFactory(QuoteFactory):
     """A received (not demonstration) purchase quote."""
 
     class Meta:
@@ -111,9 +120,6 @@ class PurchaseQuoteFactory(factory.django.DjangoModelFactory):
 
     vendor = "Test Reseller"
     reference = factory.Sequence(lambda n: f"TQ-P-{n}")
-    server_description = "8x GPU server"
-    gpu = factory.SubFactory(GpuModelFactory)
-    gpus_per_server = 8
     capex_usd_per_server = Decimal("200000")
     server_kw = Decimal("10")
     lead_time_months = 2

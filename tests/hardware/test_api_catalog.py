@@ -1,8 +1,16 @@
-"""Every catalog endpoint of docs/api.md through the shared mixin (tests/api_crud.py)."""
+"""Every catalog endpoint of docs/api.md through the shared mixin (tests/api_crud.py).
+
+A list that pages an unordered queryset fails here (Django's warning is an error), and every
+list must be in a total order, with and without ``?ordering``, so pages never overlap.
+"""
 
 from datetime import timedelta
 from decimal import Decimal
 
+import pytest
+from django.db.models import Model, QuerySet, UniqueConstraint
+
+from hardware.api.urls import router
 from hardware.models import (
     Billing,
     DedicatedQuote,
@@ -20,6 +28,60 @@ from .factories import (
     PurchaseQuoteFactory,
     RegionFactory,
 )
+
+pytestmark = pytest.mark.filterwarnings("error::django.core.paginator.UnorderedObjectListWarning")
+
+
+def _identifies(model: type[Model], names: set[str]) -> bool:
+    """Whether the fields ``names`` of ``model`` single out one row (the pk, a unique field, or
+    every field of an unconditional unique constraint)."""
+    keys = [{"pk"}, {model._meta.pk.name}]
+    keys += [{field.name} for field in model._meta.fields if field.unique]
+    keys += [
+        set(constraint.fields)
+        for constraint in model._meta.constraints
+        if isinstance(constraint, UniqueConstraint) and constraint.fields
+        if constraint.condition is None
+    ]
+    return any(key <= names for key in keys)
+
+
+def _order_keys(queryset: QuerySet) -> set[str]:
+    """The fields ``queryset`` sorts on; ``provider__slug`` counts as ``provider`` where the
+    slug identifies the provider."""
+    terms = queryset.query.order_by or (
+        () if queryset.query.group_by else queryset.model._meta.ordering
+    )
+    names = set()
+    for term in terms:
+        name = term.lstrip("-") if isinstance(term, str) else term.expression.name
+        head, _, rest = name.partition("__")
+        related = queryset.model._meta.get_field(head).related_model if rest else None
+        if related is not None and _identifies(related, {rest}):
+            name = head
+        names.add(name)
+    return names
+
+
+def test_every_catalog_list_is_in_a_total_order():
+    """Data-independent: each list's queryset (and each ``?ordering`` it offers) sorts on
+    fields that single out one row, so a page boundary never falls between equal keys."""
+    checked = []
+    for prefix, viewset, _ in router.registry:
+        view = viewset(action="list", format_kwarg=None, kwargs={})
+        queryset = view.get_queryset()
+        orders = {"(default)": queryset}
+        filterset_class = getattr(view, "filterset_class", None)
+        ordering = filterset_class.base_filters.get("ordering") if filterset_class else None
+        for param, _label in ordering.extra["choices"] if ordering else ():
+            orders[param] = filterset_class({"ordering": param}, queryset=queryset).qs
+        for param, ordered in orders.items():
+            assert ordered.ordered, (prefix, param)
+            keys = _order_keys(ordered)
+            assert _identifies(ordered.model, keys), (prefix, param, keys)
+            checked.append((prefix, param))
+    assert len({prefix for prefix, _ in checked}) == len(router.registry) >= 9
+    assert ("prices", "-usd_per_gpu_hour") in checked and ("gpus", "tdp_w") in checked
 
 
 class TestGpus(CatalogCrudTests):
