@@ -218,7 +218,7 @@ def test_charts_cached_by_other_chart_code_are_not_served(sized, monkeypatch):
     selectors.run_charts(run=sized)
     selectors.run_sizing_charts(run=sized)
     assert built == []  # both cached when the run finished
-    monkeypatch.setattr(charts, "CHARTS_VERSION", "another version")
+    monkeypatch.setattr(charts, "CHARTS_VERSION", "another-version")
     fresh = selectors.run_charts(run=sized)
     fresh_sizing = selectors.run_sizing_charts(run=sized)
     assert built == ["result", "sizing"]
