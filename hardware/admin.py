@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from django.contrib import admin, messages
+from django.db import models
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html_join
@@ -40,6 +41,8 @@ class ProviderAdmin(admin.ModelAdmin):
     list_display = ("slug", "name", "kind", "website", "egress_note")
     list_filter = ("kind",)
     search_fields = ("slug", "name")
+    # a website typed without its scheme is an https one (as Django 6 will assume)
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
 
 
 @admin.register(Region)

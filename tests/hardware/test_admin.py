@@ -120,3 +120,17 @@ def test_a_hand_edit_of_a_quote_status_is_recorded_with_the_user(admin_client, a
     edit = DedicatedQuote.objects.get(pk=quote.pk).history.latest()
     assert (edit.status, edit.history_user) == ("accepted", admin_user)
     assert edit.prev_record.status == "received"
+
+
+def test_a_provider_website_typed_without_its_scheme_is_saved_as_https(admin_client, catalog):
+    from hardware.models import Provider
+
+    provider = Provider.objects.get(slug="lambda")
+    url = reverse("admin:hardware_provider_change", args=[provider.pk])
+    form = admin_client.get(url).context["adminform"].form
+    data = {name: form.initial.get(name) or "" for name in form.fields}
+    data["website"] = "lambda.ai"
+    response = admin_client.post(url, data)
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    provider.refresh_from_db()
+    assert provider.website == "https://lambda.ai"
