@@ -12,7 +12,8 @@ First, every step of the pipeline alone, one after another in this process with 
 (submit, each unit, the merge, the charts built after it): their CPU and wall time, the serial
 part (submit and merge) and what 1 and 2 workers would take from these figures, which a busy
 machine distorts far less than it distorts the end-to-end wall times below.
-Then, for each worker count, the median wall time of ``REPEATS`` runs (after a warm-up), the
+Then, for each worker count, the median wall time of ``REPEATS`` runs (after two warm-up runs
+per worker, so that no worker's first imports and connections count), the
 CPU time of the workers and of this process over those runs, and checks the results equal the
 in-process engine's bit for bit, and the time spent queued, in block tasks and in the merge (from
 the run's row); then the speed-up of 2 workers over 1, the overhead of 1 worker over the
@@ -55,7 +56,7 @@ SCENARIO = Path(__file__).resolve().parent / "uncertain-h100-fleet.json"
 PATHS = 100_000
 SIZING_SCENARIO = Path(__file__).resolve().parent / "size-the-fleet-sweep.json"
 SIZING_PATHS = 10_000
-REPEATS = 3
+REPEATS = 9
 POLL_S = 0.1
 TARGET_SPEEDUP = 1.8
 TARGET_OVERHEAD_RATIO = 1.5
@@ -301,7 +302,8 @@ def _bench_document(
     for count in (1, 2):
         workers = start_workers(count, env, workdir)
         try:
-            one_run(scenario)  # warm-up: imports and first connections in the workers
+            for _ in range(2 * count):  # warm-up: imports, first connections, in every worker
+                one_run(scenario)
             walls = []
             phases = []
             cpu_workers = cpu_here = 0.0
