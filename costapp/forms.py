@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from django import forms
 from django.forms import formset_factory
 
-from costapp.tco import FieldError, FieldSpec, schema
+from costapp.tco import FieldError, FieldSpec, schema, swept_field
 from hardware import selectors as catalog
 from hardware.models import stale_before
 
@@ -702,22 +702,57 @@ class OptionForm(RowForm):
         return values if all(values) else None  # type: ignore[return-value]
 
 
+def unsizable_reason(option_type: object, billing: object = None) -> str | None:
+    """Why a sweep cannot size an option of this type and billing (as a sweep's choice says it:
+    "on-demand cloud"), or None when it can: the engine's own rule (``swept_field``)."""
+    if swept_field(option_type, billing) is not None:
+        return None
+    if option_type == "cloud":
+        return f"{str(billing or 'on_demand').replace('_', '-')} cloud"
+    return "no type chosen" if not option_type else f"{option_type} option"
+
+
+def sizable_table() -> dict[str, dict[str, str]]:
+    """``unsizable_reason`` for every option type (and none) × billing (and none), "" where a
+    sweep can size it: the page's script looks a row's type and billing up in it, so the rule is
+    written once."""
+    return {
+        option_type: {
+            billing: unsizable_reason(option_type, billing) or ""
+            for billing in ("", *schema.BILLINGS)
+        }
+        for option_type in ("", *schema.OPTION_TYPES)
+    }
+
+
 class SweepForm(RowForm):
     """One sizing sweep (version 1.1). Its option is picked from the names of the scenario's
-    options (``option_names``, the options bound to the builder; the page's script keeps the list
-    current as options are added, removed or renamed), plus the sweep's own value when no option
-    has that name (the engine then says so at the field)."""
+    options that a sweep can size (``option_names``, the options bound to the builder, with
+    ``unsizable``: why each option that cannot be sized cannot; the page's script keeps the list
+    current as options are added, removed, renamed or change type or billing), plus the sweep's
+    own value when no option that can be sized has that name, marked with why (the engine then
+    says so at the field)."""
 
-    def __init__(self, *args: Any, option_names: Sequence[str] = (), **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        option_names: Sequence[str] = (),
+        unsizable: Mapping[str, str] | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
-        choices = [(name, name) for name in option_names]
+        unsizable = unsizable or {}
+        choices = [(name, name) for name in option_names if name not in unsizable]
         current = self.value("option")
-        if current and current not in option_names:
+        if current and current in unsizable:
+            choices.append((str(current), f"{current} (cannot be sized: {unsizable[current]})"))
+        elif current and current not in option_names:
             choices.append((str(current), f"{current} (no option of that name)"))
         for name, spec in schema.SWEEP_FIELDS.items():
             if name == "option":
                 self.fields[name] = spec_field(name, spec, choices=choices)
                 self.fields[name].widget.attrs["data-option-names"] = ""
+                self.fields[name].widget.attrs["data-sizable"] = json.dumps(sizable_table())
             else:
                 self.fields[name] = spec_field(name, spec)
         self.fields[
@@ -779,7 +814,11 @@ class ScenarioBuilder:
             self.sizing = SweepFormSet(
                 data,
                 prefix="sizing",
-                form_kwargs={**form_kwargs, "option_names": self.option_names()},
+                form_kwargs={
+                    **form_kwargs,
+                    "option_names": self.option_names(),
+                    "unsizable": self.unsizable_options(),
+                },
             )
         self.section_errors: dict[str, list[str]] = {"workloads": [], "options": [], "sizing": []}
         self.summary: list[Placed] = []
@@ -812,6 +851,21 @@ class ScenarioBuilder:
             if isinstance(name, str) and name and not form.is_removed() and name not in names:
                 names.append(name)
         return names
+
+    def unsizable_options(self) -> dict[str, str]:
+        """Why a sweep cannot size each named option that it cannot (``unsizable_reason`` of its
+        type and billing as typed; the first option of a name counts, as in ``option_names``)."""
+        reasons: dict[str, str] = {}
+        seen: set[str] = set()
+        for form in self.options.forms:
+            name = form.value("name")
+            if not isinstance(name, str) or not name or form.is_removed() or name in seen:
+                continue
+            seen.add(name)
+            reason = unsizable_reason(form.value("type"), form.value("billing"))
+            if reason is not None:
+                reasons[name] = reason
+        return reasons
 
     def is_valid(self) -> bool:
         """Whether every field parses (the contract's own rules are the engine's)."""

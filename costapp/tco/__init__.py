@@ -13,7 +13,8 @@ document comes out. Callers outside the engine use the names below and nothing e
 - :func:`plan_build` and the Monte Carlo and sizing-sweep block functions, for spreading paths
   and sweep candidates over workers (version 1.1): blocks of :data:`BLOCK_PATHS` paths, the first
   :data:`CUMULATIVE_PATHS` of them keeping their months, results as :class:`BlockResults` and
-  :class:`SweepBlockResults`, a sweep's sizes from :func:`candidate_sizes`;
+  :class:`SweepBlockResults`, a sweep's sizes from :func:`candidate_sizes`, and which options a
+  sweep can size from :func:`swept_field`;
 - :func:`plan_cost` of a plan on :class:`Futures` (the expected values by default), with the cost
   :data:`CATEGORIES` of its breakdown, and :func:`cost_curves` (cost against utilization) of a
   result's inputs.
@@ -58,6 +59,7 @@ from .sizing import (
     sweep_blocks_compute,
     sweeps_bands,
     sweeps_merge,
+    swept_field,
 )
 from .types import (
     GPU_FIGURE_NAMES,
@@ -128,4 +130,5 @@ __all__ = [
     "sweep_blocks_compute",
     "sweeps_bands",
     "sweeps_merge",
+    "swept_field",
 ]

@@ -112,6 +112,16 @@ def _kind(option: Mapping[str, Any]) -> str:
     return str(option["billing"]) if option["type"] == "cloud" else str(option["type"])
 
 
+def swept_field(option_type: object, billing: object = None) -> str | None:
+    """The field a sweep sets on an option of this ``type`` and ``billing`` (``committed_gpus``
+    for a committed cloud option, ``servers`` for a dedicated or on_prem one), or None when a
+    sweep cannot size such an option. A missing or empty billing is the schema's default,
+    ``on_demand``; any other type (missing, unknown) cannot be sized. The rule the engine checks
+    ``sizing[i].option`` by (a swept committed option also needs an on-demand rate)."""
+    kind = (billing or "on_demand") if option_type == "cloud" else option_type
+    return SWEPT_FIELDS.get(kind) if isinstance(kind, str) else None
+
+
 def candidate_sizes(low: int, high: int, step: int) -> list[int]:
     """``low, low + step, …`` while ≤ ``high`` [GPUs or servers]."""
     return list(range(low, high + 1, step))
@@ -232,7 +242,7 @@ def _sweep_option(
     if option is None:
         return False  # the option itself is invalid: its problems are recorded there
     kind = _kind(option)
-    if kind not in SWEPT_FIELDS:
+    if swept_field(option["type"], option.get("billing")) is None:
         described = f"a cloud option with {kind} billing" if option["type"] == "cloud" else kind
         checker.error(
             path,

@@ -1,7 +1,7 @@
 // The scenario builder: shows each row's fields for its type and billing (and says which values
 // typed for another will not be saved), adds and removes rows of the workloads, options and
-// sizing formsets, keeps each sizing sweep's choice of options current, and fills an option's
-// offer from the picker.
+// sizing formsets, keeps each sizing sweep's choice of options (those it can size) current, and
+// fills an option's offer from the picker.
 (function () {
   function shown(el, kind, billing) {
     var types = el.dataset.types;
@@ -42,9 +42,20 @@
       : "";
     notice.hidden = !found.length;
   }
-  // A sizing sweep's option is one of the options' names: the choices follow the options as they
-  // are added, removed or renamed, and a sweep follows its option's renaming; a name no option
-  // has any more stays chosen, marked, for the engine to report.
+  // A sizing sweep's option is one of the names of the options a sweep can size: the choices
+  // follow the options as they are added, removed, renamed or change type or billing, and a sweep
+  // follows its option's renaming; a name no option has any more, or one of an option that
+  // cannot be sized, stays chosen, marked, for the engine to report. Whether an option can be
+  // sized is looked up in the server's table (data-sizable: type -> billing -> why not, "" when
+  // it can), not decided here.
+  function unsizable(table, input) {
+    var row = input.closest("fieldset.row");
+    var type = row.querySelector("select[name$='-type']");
+    var billing = row.querySelector("select[name$='-billing']");
+    var byBilling = table[type ? type.value : ""];
+    var reason = byBilling && byBilling[billing ? billing.value : ""];
+    return typeof reason === "string" ? reason : "unknown type or billing";
+  }
   function optionInputs() {
     return Array.prototype.slice.call(document.querySelectorAll(
       "#options-rows > fieldset.row:not([hidden]) input[name$='-name']"));
@@ -58,17 +69,25 @@
   }
   function refreshSweepOptions() {
     var inputs = optionInputs();
-    var names = [];
-    inputs.forEach(function (input) {
-      if (input.value && names.indexOf(input.value) < 0) names.push(input.value);
-    });
     document.querySelectorAll("#sizing-rows select[data-option-names]").forEach(function (select) {
+      var table = JSON.parse(select.dataset.sizable || "{}");
+      var names = [];
+      var why = {};
+      inputs.forEach(function (input) {
+        var name = input.value;
+        if (!name || names.indexOf(name) >= 0 || why.hasOwnProperty(name)) return;
+        var reason = unsizable(table, input);
+        if (reason) why[name] = reason;
+        else names.push(name);
+      });
       var current = select.value;
       var followed = inputs.filter(function (input) { return input.name === select.dataset.follows; })[0];
       if (followed && followed.value) current = followed.value;
       var empty = select.options.length && !select.options[0].value ? select.options[0].text : "(choose)";
       var choices = [["", empty]].concat(names.map(function (name) { return [name, name]; }));
-      if (current && names.indexOf(current) < 0) {
+      if (current && why.hasOwnProperty(current)) {
+        choices.push([current, current + " (cannot be sized: " + why[current] + ")"]);
+      } else if (current && names.indexOf(current) < 0) {
         choices.push([current, current + " (no option of that name)"]);
       }
       select.textContent = "";
@@ -120,9 +139,15 @@
   document.addEventListener("change", function (event) {
     var target = event.target;
     var row = target.closest("fieldset.row");
-    if (row && /-(type|billing)$/.test(target.name)) refreshRow(row);
+    if (row && /-(type|billing)$/.test(target.name)) {
+      refreshRow(row);
+      if (row.closest("#options-rows")) refreshSweepOptions();
+    }
     if (target.id === "id_simulate") refreshSimulation();
-    if (target.matches("select[data-option-names]")) follow(target, optionInputs());
+    if (target.matches("select[data-option-names]")) {
+      follow(target, optionInputs());
+      refreshSweepOptions();  // a marked value left behind leaves the choices
+    }
     var dist = target.closest("fieldset.dist");
     if (dist && /_dist$/.test(target.name)) refreshDist(dist);
   });

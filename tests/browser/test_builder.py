@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from costapp import forms
 from costapp.models import Scenario, SimulationRun
+from costapp.tco import schema, swept_field
 from tests.costapp.runs_helpers import analyst
 
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.django_db(transaction=True)]
@@ -172,8 +174,8 @@ def sweep_choices(page, select: str) -> list[list[str]]:
 def test_a_sweeps_option_follows_the_options_and_values_of_another_type_are_named(
     page, live_server, browser, catalog_gpus
 ):
-    """A sizing sweep's option is picked from the options' names, kept current as options are
-    added, renamed and removed; a value typed for another type is named as not saved, next to
+    """A sizing sweep's option is picked from the names of the options it can size, kept current
+    as options are added, renamed, removed and change billing; a value typed for another type is named as not saved, next to
     the type, kept when switching back, and named again after saving; without JavaScript the
     select is the server's."""
     user = analyst("finance")
@@ -212,15 +214,36 @@ def test_a_sweeps_option_follows_the_options_and_values_of_another_type_are_name
     page.fill("#id_options-1-capex_usd_per_server", "280000")
     page.fill("#id_options-1-server_kw", "10.2")
 
-    # a sweep picks from the options' names
+    # a sweep picks from the names of the options it can size: not an on-demand cloud option
     page.click("button[data-add=sizing]")
     page.locator("#id_sizing-0-option").wait_for()
+    assert sweep_choices(page, "#id_sizing-0-option") == [["", "(choose)"], ["Buy", "Buy"]]
+    # billed as committed, it can be sized: it joins the choices
+    page.select_option("#id_options-0-billing", "committed")
     assert sweep_choices(page, "#id_sizing-0-option") == [
         ["", "(choose)"],
         ["Rent", "Rent"],
         ["Buy", "Buy"],
     ]
+    page.select_option("#id_sizing-0-option", "Rent")
+    # billed on spot, it leaves them; the sweep keeps it, marked with why
+    page.select_option("#id_options-0-billing", "spot")
+    assert sweep_choices(page, "#id_sizing-0-option") == [
+        ["", "(choose)"],
+        ["Buy", "Buy"],
+        ["Rent", "Rent (cannot be sized: spot cloud)"],
+    ]
+    assert page.input_value("#id_sizing-0-option") == "Rent"
+    page.select_option("#id_options-0-billing", "")
+    assert sweep_choices(page, "#id_sizing-0-option")[-1] == [
+        "Rent",
+        "Rent (cannot be sized: on-demand cloud)",
+    ]
+    page.locator("#sizing-section").screenshot(
+        path=str(SCREENSHOTS / "builder-sizing-cannot-be-sized.png")
+    )
     page.select_option("#id_sizing-0-option", "Buy")
+    assert [v for v, _ in sweep_choices(page, "#id_sizing-0-option")] == ["", "Buy"]
     # renamed: the sweep follows its option
     page.fill("#id_options-1-name", "Buy 8-GPU servers")
     assert page.input_value("#id_sizing-0-option") == "Buy 8-GPU servers"
@@ -231,7 +254,6 @@ def test_a_sweeps_option_follows_the_options_and_values_of_another_type_are_name
     page.fill("#id_options-2-usd_per_server_month", "18000")
     assert [v for v, _ in sweep_choices(page, "#id_sizing-0-option")] == [
         "",
-        "Rent",
         "Buy 8-GPU servers",
         "Lease",
     ]
@@ -239,7 +261,6 @@ def test_a_sweeps_option_follows_the_options_and_values_of_another_type_are_name
     page.locator("#options-rows fieldset.row >> nth=1 >> button.remove-row").click()
     assert sweep_choices(page, "#id_sizing-0-option") == [
         ["", "(choose)"],
-        ["Rent", "Rent"],
         ["Lease", "Lease"],
         ["Buy 8-GPU servers", "Buy 8-GPU servers (no option of that name)"],
     ]
@@ -283,11 +304,51 @@ def test_a_sweeps_option_follows_the_options_and_values_of_another_type_are_name
         plain.click("button[type=submit]")
         plain.wait_for_url(live_server.url + "/")
         plain.goto(f"{live_server.url}/scenarios/{scenario.pk}/edit/")
-        assert [v for v, _ in sweep_choices(plain, "#id_sizing-0-option")] == [
-            "",
-            "Rent",
-            "Lease",
-        ]
+        assert [v for v, _ in sweep_choices(plain, "#id_sizing-0-option")] == ["", "Lease"]
         assert plain.input_value("#id_sizing-0-option") == "Lease"
     finally:
         context.close()
+
+
+SET_VALUE = """([selector, value]) => { const el = document.querySelector(selector);
+    el.value = value; el.dispatchEvent(new Event('change', { bubbles: true })); }"""
+
+
+def test_the_sweeps_choices_agree_with_the_engine_over_every_type_and_billing(page, live_server):
+    """For every option type (and none) × billing (and none), the page lists the option in a
+    sweep's choices exactly when the engine's rule (``swept_field``) can size it, and otherwise
+    keeps the sweep's value marked with the server's reason."""
+    analyst("finance")
+    page.set_default_timeout(60_000)
+    problems: list[str] = []
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    page.goto(live_server.url + "/login/")
+    page.fill("#id_username", "finance")
+    page.fill("#id_password", "pw-finance")
+    page.click("button[type=submit]")
+    page.wait_for_url(live_server.url + "/")
+    page.goto(live_server.url + "/scenarios/new/")
+    page.select_option("#id_options-0-type", "on_prem")
+    page.fill("#id_options-0-name", "X")
+    page.click("button[data-add=sizing]")
+    page.locator("#id_sizing-0-option").wait_for()
+    page.select_option("#id_sizing-0-option", "X")
+    checked = 0
+    for option_type in ("", *schema.OPTION_TYPES):
+        for billing in ("", *schema.BILLINGS):
+            page.evaluate(SET_VALUE, ["#id_options-0-billing", billing])
+            page.evaluate(SET_VALUE, ["#id_options-0-type", option_type])
+            choices = sweep_choices(page, "#id_sizing-0-option")
+            sizable = swept_field(option_type, billing) is not None
+            if sizable:
+                assert choices == [["", "(choose)"], ["X", "X"]], (option_type, billing)
+            else:
+                reason = forms.unsizable_reason(option_type, billing)
+                assert choices == [["", "(choose)"], ["X", f"X (cannot be sized: {reason})"]], (
+                    option_type,
+                    billing,
+                )
+            assert page.input_value("#id_sizing-0-option") == "X"
+            checked += 1
+    assert checked == 4 * 4
+    assert problems == []

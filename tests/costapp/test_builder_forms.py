@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from costapp import forms
 from costapp.demo_scenarios import demo_documents
 from costapp.selectors import engine_gpu_figures, scenario_catalog_refs
-from costapp.tco import schema
+from costapp.tco import schema, swept_field
 from costapp.tco.errors import FieldError, ScenarioError
 from costapp.tco.validation import normalize
 
@@ -326,7 +326,13 @@ def test_a_sweeps_option_is_picked_from_the_options_names_removed_ones_left_out(
             "name": "x",
             "workloads": [{"type": "steady", "name": "w", "gpus": 8}],
             "options": [
-                {"type": "cloud", "name": "Rent", "usd_per_gpu_hour": 2},
+                {
+                    "type": "cloud",
+                    "name": "Rent",
+                    "billing": "committed",
+                    "usd_per_gpu_hour": 2,
+                    "on_demand_usd_per_gpu_hour": 3,
+                },
                 {"type": "on_prem", "name": "Buy", "capex_usd_per_server": 1, "server_kw": 1},
                 {"type": "dedicated", "name": "Lease", "usd_per_server_month": 1},
             ],
@@ -344,6 +350,90 @@ def test_a_sweeps_option_is_picked_from_the_options_names_removed_ones_left_out(
     assert builder.is_valid() and builder.document()["sizing"] == [
         {"option": "Buy", "min": 0, "max": 4}
     ]
+
+
+def test_a_sweep_lists_only_the_options_the_engine_can_size():
+    document = {
+        "name": "x",
+        "workloads": [{"type": "steady", "name": "w", "gpus": 8}],
+        "options": [
+            {"type": "cloud", "name": "Rent", "usd_per_gpu_hour": 2},
+            {"type": "cloud", "name": "Spot", "billing": "spot", "usd_per_gpu_hour": 1},
+            {
+                "type": "cloud",
+                "name": "Commit",
+                "billing": "committed",
+                "usd_per_gpu_hour": 2,
+                "on_demand_usd_per_gpu_hour": 3,
+            },
+            {"type": "dedicated", "name": "Lease", "usd_per_server_month": 1},
+            {"type": "on_prem", "name": "Buy", "capex_usd_per_server": 1, "server_kw": 1},
+        ],
+        "sizing": [{"option": "Lease", "min": 0, "max": 4}],
+    }
+    assert sweep_option_choices(builder_of(document)) == ["", "Commit", "Lease", "Buy"]
+    # each listed option is one the engine sizes; the others it rejects at the sweep's option
+    for name in ("Rent", "Spot", "Commit", "Lease", "Buy"):
+        swept = {**document, "sizing": [{"option": name, "min": 0, "max": 4}]}
+        if name in ("Rent", "Spot"):
+            with pytest.raises(ScenarioError) as caught:
+                inputs_of(swept)
+            assert "sizing[0].option" in [e.field for e in caught.value.errors]
+        else:
+            with pytest.raises(ScenarioError) as caught:  # only the workload's GPU is missing
+                inputs_of(swept)
+            assert [e.field for e in caught.value.errors] == ["workloads[0].gpu"]
+
+
+def test_a_sweep_naming_an_option_that_cannot_be_sized_keeps_it_marked_with_why():
+    document = {
+        "name": "x",
+        "workloads": [{"type": "steady", "name": "w", "gpus": 8}],
+        "options": [
+            {"type": "cloud", "name": "Rent", "usd_per_gpu_hour": 2},
+            {"type": "cloud", "name": "Spot", "billing": "spot", "usd_per_gpu_hour": 1},
+            {"type": "on_prem", "name": "Buy", "capex_usd_per_server": 1, "server_kw": 1},
+        ],
+        "sizing": [
+            {"option": "Rent", "min": 0, "max": 4},
+            {"option": "Spot", "min": 0, "max": 4},
+        ],
+    }
+    builder = builder_of(document)
+    assert list(builder.sizing.forms[0].fields["option"].choices) == [
+        ("", "(choose)"),
+        ("Buy", "Buy"),
+        ("Rent", "Rent (cannot be sized: on-demand cloud)"),
+    ]
+    assert list(builder.sizing.forms[1].fields["option"].choices)[-1] == (
+        "Spot",
+        "Spot (cannot be sized: spot cloud)",
+    )
+    assert [s["option"] for s in builder.document()["sizing"]] == ["Rent", "Spot"]
+    with pytest.raises(ScenarioError) as caught:
+        inputs_of(builder.document())
+    builder.engine_errors(caught.value.errors)
+    message = placed_errors(builder)[("sizing", 0, "option")][0]
+    assert 'names "Rent", a cloud option with on_demand billing' in message
+
+
+def test_the_pages_table_of_what_can_be_sized_is_the_engines_rule():
+    """The table the page's script looks a row's type and billing up in covers every type (and
+    none) × billing (and none) and agrees with the engine's ``swept_field``."""
+    table = forms.sizable_table()
+    assert set(table) == {"", *schema.OPTION_TYPES}
+    for option_type, by_billing in table.items():
+        assert set(by_billing) == {"", *schema.BILLINGS}
+        for billing, reason in by_billing.items():
+            assert (reason == "") == (swept_field(option_type, billing) is not None)
+    assert table["cloud"] == {
+        "": "on-demand cloud",
+        "on_demand": "on-demand cloud",
+        "spot": "spot cloud",
+        "committed": "",
+    }
+    assert table["dedicated"]["spot"] == table["on_prem"][""] == ""
+    assert table[""]["committed"] == "no type chosen"
 
 
 def test_a_sweep_naming_no_option_keeps_its_value_and_the_engine_says_so_at_the_field():
