@@ -171,6 +171,25 @@ def sweep_choices(page, select: str) -> list[list[str]]:
     )
 
 
+LABEL_FITS = """(selector) => {
+    const select = document.querySelector(selector);
+    const style = getComputedStyle(select);
+    const context = document.createElement('canvas').getContext('2d');
+    context.font = style.font;
+    const text = context.measureText(select.options[select.selectedIndex].text).width;
+    const room = select.clientWidth - parseFloat(style.paddingLeft)
+        - parseFloat(style.paddingRight) - 16;  // the arrow
+    return { text, room };
+}"""
+
+
+def label_fits(page, select: str) -> bool:
+    """Whether the chosen option's label is shown whole in the closed select (its text is no
+    wider than the select's room beside the arrow)."""
+    sizes = page.evaluate(LABEL_FITS, select)
+    return sizes["text"] <= sizes["room"]
+
+
 def test_a_sweeps_option_follows_the_options_and_values_of_another_type_are_named(
     page, live_server, browser, catalog_gpus
 ):
@@ -239,6 +258,7 @@ def test_a_sweeps_option_follows_the_options_and_values_of_another_type_are_name
         "Rent",
         "Rent (cannot be sized: on-demand cloud)",
     ]
+    assert label_fits(page, "#id_sizing-0-option")
     page.locator("#sizing-section").screenshot(
         path=str(SCREENSHOTS / "builder-sizing-cannot-be-sized.png")
     )
@@ -267,6 +287,7 @@ def test_a_sweeps_option_follows_the_options_and_values_of_another_type_are_name
     assert page.input_value("#id_sizing-0-option") == "Buy 8-GPU servers"
     page.fill("#id_sizing-0-min", "0")
     page.fill("#id_sizing-0-max", "4")
+    assert label_fits(page, "#id_sizing-0-option")
     page.locator("#sizing-section").screenshot(path=str(SCREENSHOTS / "builder-sizing.png"))
 
     # saved so: the engine's message at the sweep's option, and the page still says which value
