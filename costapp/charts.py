@@ -37,7 +37,7 @@ COLORS = (
     "#4f8a10",
 )
 BAND_ALPHA = 0.18
-CHARTS_VERSION = "2"
+CHARTS_VERSION = "3"
 """The version of the figures these functions draw: part of the key a run's cached charts are
 kept under (``costapp.selectors.run_charts_cache_key``). Bump it with any change to what a chart
 shows, so a deploy never serves figures drawn by the code before it."""
@@ -742,6 +742,29 @@ def _sizing_band(
     return (list(band["p10_npv_usd"]), list(band["p90_npv_usd"])) if same else None
 
 
+SIZE_TICKS = 10
+"""At most about this many ticks on a sizing chart's size axis."""
+
+
+def _size_ticks(sizes: Sequence[int], tozero: bool) -> dict[str, Any]:
+    """The size axis's ticks: sizes are whole numbers, so ticks fall on the sweep's step (``tick0``
+    the smallest size modulo the step: round numbers with a step of 1), every ``step`` × 1, 2, 5,
+    10, 20, … sizes, the first such spacing that leaves at most ``SIZE_TICKS`` intervals over the
+    axis (from 0 with ``tozero``); never a fractional tick, however narrow the sweep."""
+    step = sizes[1] - sizes[0] if len(sizes) > 1 else 1
+    span = max(sizes) - (0 if tozero else min(sizes))
+    factor, k = 1, 0
+    while span > SIZE_TICKS * step * factor:
+        k += 1
+        factor = (1, 2, 5)[k % 3] * 10 ** (k // 3)
+    return {
+        "tickmode": "linear",
+        "tick0": sizes[0] % step,
+        "dtick": step * factor,
+        "tickformat": ",d",
+    }
+
+
 def sizing_chart(
     result: Mapping[str, Any], index: int, band: Mapping[str, Any] | None = None
 ) -> Chart:
@@ -770,7 +793,8 @@ def sizing_chart(
         )
     )
     figure.update_yaxes(tickprefix="$", tickformat=",.3~s", separatethousands=True)
-    figure.update_xaxes(rangemode="tozero" if min(sizes) <= max(1, max(sizes) // 10) else "normal")
+    tozero = min(sizes) <= max(1, max(sizes) // 10)
+    figure.update_xaxes(rangemode="tozero" if tozero else "normal", **_size_ticks(sizes, tozero))
     color = _color(0)
     hover = f"%{{x:,}} {plural}: %{{y:$,.0f}}<extra>%{{fullData.name}}</extra>"
     if spread is not None:

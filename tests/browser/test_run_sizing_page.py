@@ -2,6 +2,7 @@
 Plotly with its band, best and own size, and the "Make a copy at the best size" button landing on
 the new scenario's page."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,8 @@ def sizing_run(catalog_gpus):
     process (the page is what is under test here, not the workers)."""
     user = analyst("finance")
     document = scenario_document("size-the-fleet", paths=5_000, seed=11, **UNCERTAIN)
+    # a narrow sweep: three sizes, whose axis plotly would tick every half server
+    document["sizing"].append({"option": "Buy some, burst the rest", "min": 7, "max": 9})
     scenario = Scenario.objects.create(owner=user, name="H100 fleet size", document=document)
     before = app.conf.task_always_eager
     app.conf.task_always_eager = True
@@ -66,6 +69,11 @@ def test_a_sizing_run_page_draws_each_sweep_and_copies_the_scenario_at_the_best_
         band = next(t for t in drawn if t["name"] == "NPV P10–P90 over 5,000 paths")
         assert band["x"] == sweep["candidates"] and band["y"] == sweep["p90_npv_usd"]
         assert f"Best: {sweep['best']} " in " ".join(names)
+        # the size axis shows whole sizes only
+        ticks = page.locator(f"#chart-sizing-{number} .xtick text").all_text_contents()
+        assert ticks and all(re.fullmatch(r"\d{1,3}(,\d{3})*", t) for t in ticks), ticks
+        if number == 4:
+            assert ticks == ["7", "8", "9"]
         points = page.locator(f"#chart-sizing-{number} .main-svg .scatterlayer .trace")
         assert points.count() == len(drawn)
         # the own size's legend entry only when the sweep priced it; else words say where it is
@@ -87,6 +95,7 @@ def test_a_sizing_run_page_draws_each_sweep_and_copies_the_scenario_at_the_best_
     page.locator("#sizing").scroll_into_view_if_needed()
     page.locator("#sizing").screenshot(path=str(SCREENSHOTS / "run-sizing.png"))
     page.locator("#sizing-3").screenshot(path=str(SCREENSHOTS / "run-sizing-own-size-unswept.png"))
+    page.locator("#sizing-4").screenshot(path=str(SCREENSHOTS / "run-sizing-narrow.png"))
     assert (SCREENSHOTS / "run-sizing.png").stat().st_size > 50_000
 
     page.click("#sizing-1-copy")

@@ -311,3 +311,44 @@ def test_the_own_size_left_to_its_default_is_the_size_priced():
     result = run(servers)
     option = next(o for o in result["options"] if o["name"] == "Buy some, burst the rest")
     assert sizing_summary.own_size(result, 0) * 8 == option["provisioned_gpus"]
+
+
+def size_axis_ticks(chart: charts.Chart, sizes: list[int]) -> list[float]:
+    """The ticks the size axis shows over its range (from 0 when it starts there), from its
+    layout as plotly places linear ticks: ``tick0 + k × dtick``."""
+    axis = chart.figure["layout"]["xaxis"]
+    assert axis["tickmode"] == "linear" and axis["tickformat"] == ",d"
+    low = 0 if axis.get("rangemode") == "tozero" else min(sizes)
+    tick0, dtick = axis["tick0"], axis["dtick"]
+    first = tick0 + np.ceil((low - tick0) / dtick) * dtick
+    return list(np.arange(first, max(sizes) + 1e-9, dtick))
+
+
+@pytest.mark.parametrize(
+    ("sweep", "dtick"),
+    [
+        ({"option": "Buy some, burst the rest", "min": 0, "max": 2}, 1),
+        ({"option": "Buy some, burst the rest", "min": 5, "max": 7}, 1),
+        ({"option": "Buy some, burst the rest", "min": 1, "max": 9, "step": 2}, 2),
+        ({"option": "Buy some, burst the rest", "min": 3, "max": 3}, 1),
+        ({"option": "Commit some, rest on-demand", "min": 0, "max": 240, "step": 8}, 40),
+        ({"option": "Commit some, rest on-demand", "min": 1, "max": 700}, 100),
+    ],
+)
+def test_the_size_axis_shows_whole_sizes_only_on_the_sweeps_step(sweep, dtick):
+    """Sizes are whole numbers: a narrow sweep's axis has no 0.5 or 1.5 tick, the ticks fall on
+    the sweep's sizes, every step or a round multiple of it, about ten at most."""
+    result = run(fleet([sweep]))
+    sizes = result["sizing"][0]["candidates"]
+    chart = charts.sizing_chart(result, 0)
+    axis = chart.figure["layout"]["xaxis"]
+    assert axis["dtick"] == dtick
+    assert isinstance(axis["tick0"], int) and isinstance(axis["dtick"], int)
+    ticks = size_axis_ticks(chart, sizes)
+    assert 1 <= len(ticks) <= charts.SIZE_TICKS + 1
+    assert all(float(t).is_integer() for t in ticks)
+    step = sweep.get("step", 1)
+    assert all((t - sweep["min"]) % step == 0 for t in ticks)  # on the sweep's step
+    assert set(ticks) & set(sizes)
+    if step == 1:  # round numbers
+        assert all(t % dtick == 0 for t in ticks)
