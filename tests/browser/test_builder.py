@@ -10,6 +10,7 @@ import pytest
 from costapp import forms
 from costapp.models import Scenario, SimulationRun
 from costapp.tco import schema, swept_field
+from tests.browser.support import log_in
 from tests.costapp.runs_helpers import analyst
 
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.django_db(transaction=True)]
@@ -60,11 +61,7 @@ def test_a_scenario_built_in_the_form_is_saved_run_and_reachable_by_keyboard(
     page.on(
         "response", lambda response: failed.append(response.url) if response.status >= 400 else None
     )
-    page.goto(live_server.url + "/login/")
-    page.fill("#id_username", "finance")
-    page.fill("#id_password", "pw-finance")
-    page.click("button[type=submit]")
-    page.wait_for_url(live_server.url + "/")
+    log_in(page, live_server, "finance", "pw-finance")
     page.click("nav >> text=Scenarios")
     page.click("#new-scenario-link")
     page.wait_for_url(live_server.url + "/scenarios/new/")
@@ -194,18 +191,14 @@ def test_a_sweeps_option_follows_the_options_and_values_of_another_type_are_name
     page, live_server, browser, catalog_gpus
 ):
     """A sizing sweep's option is picked from the names of the options it can size, kept current
-    as options are added, renamed, removed and change billing; a value typed for another type is named as not saved, next to
-    the type, kept when switching back, and named again after saving; without JavaScript the
-    select is the server's."""
+    as options are added, renamed, removed and change billing; a value typed for another type is
+    named as not saved, next to the type, kept when switching back, and named again after saving;
+    without JavaScript the select is the server's."""
     user = analyst("finance")
     page.set_default_timeout(60_000)
     problems: list[str] = []
     page.on("pageerror", lambda error: problems.append(str(error)))
-    page.goto(live_server.url + "/login/")
-    page.fill("#id_username", "finance")
-    page.fill("#id_password", "pw-finance")
-    page.click("button[type=submit]")
-    page.wait_for_url(live_server.url + "/")
+    log_in(page, live_server, "finance", "pw-finance")
     page.goto(live_server.url + "/scenarios/new/")
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
 
@@ -319,11 +312,7 @@ def test_a_sweeps_option_follows_the_options_and_values_of_another_type_are_name
     try:
         plain = context.new_page()
         plain.set_default_timeout(60_000)
-        plain.goto(live_server.url + "/login/")
-        plain.fill("#id_username", "finance")
-        plain.fill("#id_password", "pw-finance")
-        plain.click("button[type=submit]")
-        plain.wait_for_url(live_server.url + "/")
+        log_in(plain, live_server, "finance", "pw-finance")
         plain.goto(f"{live_server.url}/scenarios/{scenario.pk}/edit/")
         assert [v for v, _ in sweep_choices(plain, "#id_sizing-0-option")] == ["", "Lease"]
         assert plain.input_value("#id_sizing-0-option") == "Lease"
@@ -343,11 +332,7 @@ def test_the_sweeps_choices_agree_with_the_engine_over_every_type_and_billing(pa
     page.set_default_timeout(60_000)
     problems: list[str] = []
     page.on("pageerror", lambda error: problems.append(str(error)))
-    page.goto(live_server.url + "/login/")
-    page.fill("#id_username", "finance")
-    page.fill("#id_password", "pw-finance")
-    page.click("button[type=submit]")
-    page.wait_for_url(live_server.url + "/")
+    log_in(page, live_server, "finance", "pw-finance")
     page.goto(live_server.url + "/scenarios/new/")
     page.select_option("#id_options-0-type", "on_prem")
     page.fill("#id_options-0-name", "X")

@@ -148,6 +148,13 @@ def builder_of(document):
     return builder
 
 
+def engine_rejects(builder):
+    """The engine refuses the builder's document; its messages are placed at the fields."""
+    with pytest.raises(ScenarioError) as caught:
+        inputs_of(builder.document())
+    builder.engine_errors(caught.value.errors)
+
+
 def placed_errors(builder):
     """{(section, form index, field): messages} of every error the builder's forms carry."""
     found = {}
@@ -230,9 +237,7 @@ def test_removed_and_blank_rows_are_not_in_the_document_and_errors_skip_them():
     builder = forms.ScenarioBuilder(data)
     assert builder.is_valid()
     assert [w["name"] for w in builder.document()["workloads"]] == ["kept"]
-    with pytest.raises(ScenarioError) as caught:
-        inputs_of(builder.document())
-    builder.engine_errors(caught.value.errors)
+    engine_rejects(builder)
     assert placed_errors(builder)[("workloads", 1, "gpus")] == ["must be ≥ 0"]
 
 
@@ -410,9 +415,7 @@ def test_a_sweep_naming_an_option_that_cannot_be_sized_keeps_it_marked_with_why(
         "Spot (cannot be sized: spot cloud)",
     )
     assert [s["option"] for s in builder.document()["sizing"]] == ["Rent", "Spot"]
-    with pytest.raises(ScenarioError) as caught:
-        inputs_of(builder.document())
-    builder.engine_errors(caught.value.errors)
+    engine_rejects(builder)
     message = placed_errors(builder)[("sizing", 0, "option")][0]
     assert 'names "Rent", a cloud option with on_demand billing' in message
 
@@ -451,9 +454,7 @@ def test_a_sweep_naming_no_option_keeps_its_value_and_the_engine_says_so_at_the_
         ("Buy servers", "Buy servers (no option of that name)"),
     ]
     assert builder.document()["sizing"][0]["option"] == "Buy servers"
-    with pytest.raises(ScenarioError) as caught:
-        inputs_of(builder.document())
-    builder.engine_errors(caught.value.errors)
+    engine_rejects(builder)
     assert placed_errors(builder)[("sizing", 0, "option")] == ['names no option: "Buy servers"']
 
 
