@@ -14,7 +14,8 @@ bounded. It schedules ``rate × duration`` requests at a fixed rate (request *i*
 ``start + i / rate``) over at most ``--connections`` keep-alive connections with pre-written
 requests, and stops ``GRACE_S`` after the last one was due whatever happens. Latency is measured
 from the moment a request was due, so a server that falls behind shows it (no coordinated
-omission); a request never answered counts as late as the run lasted. It prints the rate
+omission); a request never answered counts as late as the run lasted. Each measured run follows
+``WARM_UP_S`` at its own rate, not measured, so it measures the steady state. It prints the rate
 achieved, p50 / p99 latency, the answers that were not 200 and the errors, and CPU time per
 request: of the generator itself, and of the server (gunicorn workers, the PostgreSQL backends of
 the bench database, redis-server), which does not depend on how busy the machine is.
@@ -49,6 +50,7 @@ if str(ROOT) not in sys.path:
 PATH = "/api/v1/prices/current/"
 DEFAULT_DATABASE = "gputco_api_bench"
 GRACE_S = 10.0  # a run stops this long after its last request was due, answered or not
+WARM_UP_S = 2.0  # before each measured run, this long at its rate (not measured)
 TARGET_P99_MS = 50.0
 
 
@@ -418,8 +420,12 @@ def main() -> None:
 
         def measure(page_size: int, rate: float, duration: float) -> dict[str, Any]:
             url = f"{PATH}?page_size={page_size}"
-            # warm-up: a second at a tenth of the rate (connections, caches, query plans)
-            run_generator(args, port, tokens, url, max(rate / 10, 5), 1.0)
+            # warm-up: two seconds at the rate itself, so that the keep-alive connections, the
+            # server's threads (each with its database connection), the tokens and the cached
+            # page are all in use before the measured run: it measures the steady state. (From
+            # idle straight to 400 requests per second, the first half-second has requests up
+            # to ~130 ms late while connections and threads start.)
+            run_generator(args, port, tokens, url, rate, WARM_UP_S)
             processes["postgres"] = backend_pids(f"{args.postgres}/postgres", args.database)
             load = os.getloadavg()[0]
             before = server_cpu(processes)
