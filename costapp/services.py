@@ -55,12 +55,10 @@ from costapp.tco import (
     CATEGORIES,
     CUMULATIVE_PATHS,
     ENGINE_VERSION,
-    BlockResults,
     FieldError,
     PathCosts,
     Plan,
     ScenarioError,
-    SweepBlockResults,
     block_count,
     block_results_from_payload,
     block_results_to_payload,
@@ -298,13 +296,8 @@ def _montecarlo_compute(plan: Plan, inputs: Mapping[str, Any], blocks: list[int]
     return block_results_to_payload(results)
 
 
-def _montecarlo_results(payload: bytes) -> BlockResults:
-    """A Monte Carlo unit's results, from the bytes :func:`_montecarlo_compute` returned."""
-    return block_results_from_payload(payload)
-
-
 def _montecarlo_runner(payloads: Sequence[bytes]) -> Callable[..., Any]:
-    results = [_montecarlo_results(payload) for payload in payloads]
+    results = [block_results_from_payload(payload) for payload in payloads]
 
     def run(plan: Plan, simulation: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         return summary_fields(plan, blocks_merge(results))
@@ -344,13 +337,8 @@ def _sizing_compute(plan: Plan, inputs: Mapping[str, Any], blocks: list[int]) ->
     return sweep_block_results_to_payload(sweep_blocks_compute(plan, blocks))
 
 
-def _sizing_results(payload: bytes) -> SweepBlockResults:
-    """A sizing unit's results, from the bytes :func:`_sizing_compute` returned."""
-    return sweep_block_results_from_payload(payload)
-
-
 def _sizing_runner(payloads: Sequence[bytes]) -> Callable[..., Any]:
-    results = [_sizing_results(payload) for payload in payloads]
+    results = [sweep_block_results_from_payload(payload) for payload in payloads]
 
     def run(plan: Plan) -> list[dict[str, Any]]:
         return sweeps_merge(plan, results)
@@ -363,7 +351,7 @@ def _sizing_bands(plan: Plan, payloads: Sequence[bytes]) -> list[dict[str, Any]]
     them, in unit order); None when the run has no sweep blocks (no sweeps, or no paths)."""
     if not payloads:
         return None
-    return sweeps_bands(plan, [_sizing_results(payload) for payload in payloads])
+    return sweeps_bands(plan, [sweep_block_results_from_payload(payload) for payload in payloads])
 
 
 def _deterministic_units(inputs: Mapping[str, Any]) -> list[list[int]]:

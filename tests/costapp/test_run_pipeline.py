@@ -12,6 +12,7 @@ from django.utils import timezone
 from costapp import services
 from costapp.celery import app
 from costapp.models import RunBlock, SimulationRun
+from costapp.tco import block_results_from_payload
 
 from .factories import ScenarioFactory
 from .runs_helpers import analyst, scenario_document
@@ -181,19 +182,19 @@ def test_block_tasks_send_counts_and_the_percentiles_of_the_months_when_they_hol
     inputs = services.normalize(document, gpus, services.scenario_catalog_refs(document)).document
     plan = plan_build(inputs, gpus)
     months = plan.horizon_months + 1
-    together = services._montecarlo_results(
+    together = block_results_from_payload(
         services._montecarlo_compute(plan, inputs, list(range(10)))
     )
     assert together.cumulative_usd.shape == (5, months, 0)
     assert together.cumulative_percentiles_usd.shape == (3, 5, months)
     assert together.feasible.shape == (5, 0) and together.cheapest_counts.sum() <= 10_000
     apart = [
-        services._montecarlo_results(services._montecarlo_compute(plan, inputs, blocks))
+        block_results_from_payload(services._montecarlo_compute(plan, inputs, blocks))
         for blocks in ([0, 1, 2, 3, 4], [5, 6, 7, 8, 9])
     ]
     assert [part.cumulative_usd.shape for part in apart] == [(5, months, 5000)] * 2
     assert all(part.cumulative_percentiles_usd is None for part in apart)
-    rest = services._montecarlo_results(services._montecarlo_compute(plan, inputs, [12, 10, 11]))
+    rest = block_results_from_payload(services._montecarlo_compute(plan, inputs, [12, 10, 11]))
     expected = montecarlo.run(plan, inputs["simulation"])
     for grouping in ([together, rest], [rest, *apart]):
         assert montecarlo.summary_fields(plan, montecarlo.blocks_merge(grouping)) == expected
