@@ -107,9 +107,15 @@ SWEPT_FIELDS: Mapping[str, str] = {
 """The field a sweep sets, by option kind (a cloud option's billing, else its type)."""
 
 
+def _kind_of(option_type: object, billing: object = None) -> object:
+    """A cloud option's billing (``committed``/``on_demand``/``spot``; missing or empty is the
+    schema's default, ``on_demand``), else the option's type."""
+    return (billing or "on_demand") if option_type == "cloud" else option_type
+
+
 def _kind(option: Mapping[str, Any]) -> str:
-    """``committed``/``on_demand``/``spot`` for a cloud option, else its type."""
-    return str(option["billing"]) if option["type"] == "cloud" else str(option["type"])
+    """:func:`_kind_of` a (normalised) option."""
+    return str(_kind_of(option["type"], option.get("billing")))
 
 
 def swept_field(option_type: object, billing: object = None) -> str | None:
@@ -118,7 +124,7 @@ def swept_field(option_type: object, billing: object = None) -> str | None:
     sweep cannot size such an option. A missing or empty billing is the schema's default,
     ``on_demand``; any other type (missing, unknown) cannot be sized. The rule the engine checks
     ``sizing[i].option`` by (a swept committed option also needs an on-demand rate)."""
-    kind = (billing or "on_demand") if option_type == "cloud" else option_type
+    kind = _kind_of(option_type, billing)
     return SWEPT_FIELDS.get(kind) if isinstance(kind, str) else None
 
 
