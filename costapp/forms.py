@@ -499,13 +499,16 @@ class RowForm(forms.Form):
             found.append((str(bound.label), str(text)))
         return found
 
+    def unsaved_values(self) -> str:
+        """:meth:`unsaved` as "label = value, …" ("" when there are none)."""
+        return ", ".join(f"{label} = {value}" for label, value in self.unsaved())
+
     def unsaved_text(self) -> str:
         """:meth:`unsaved` in words, shown next to the type ("" when nothing is left out)."""
-        found = self.unsaved()
-        if not found:
+        values = self.unsaved_values()
+        if not values:
             return ""
         what = "type and billing" if "billing" in self.fields else "type"
-        values = ", ".join(f"{label} = {value}" for label, value in found)
         return f"Not saved with this {what}: {values}. Switch back to keep them."
 
     def is_removed(self) -> bool:
@@ -842,30 +845,29 @@ class ScenarioBuilder:
             builder.engine_errors(leftovers)
         return builder
 
+    def _named_options(self) -> dict[str, Any]:
+        """The option rows by the name given to them (as typed, removed rows left out; the first
+        row of a name counts), in order."""
+        named: dict[str, Any] = {}
+        for form in self.options.forms:
+            name = form.value("name")
+            if isinstance(name, str) and name and not form.is_removed():
+                named.setdefault(name, form)
+        return named
+
     def option_names(self) -> list[str]:
         """The names given to the options (as typed, removed rows left out, each once), in
         order: what a sizing sweep's option is picked from."""
-        names: list[str] = []
-        for form in self.options.forms:
-            name = form.value("name")
-            if isinstance(name, str) and name and not form.is_removed() and name not in names:
-                names.append(name)
-        return names
+        return list(self._named_options())
 
     def unsizable_options(self) -> dict[str, str]:
         """Why a sweep cannot size each named option that it cannot (``unsizable_reason`` of its
         type and billing as typed; the first option of a name counts, as in ``option_names``)."""
-        reasons: dict[str, str] = {}
-        seen: set[str] = set()
-        for form in self.options.forms:
-            name = form.value("name")
-            if not isinstance(name, str) or not name or form.is_removed() or name in seen:
-                continue
-            seen.add(name)
-            reason = unsizable_reason(form.value("type"), form.value("billing"))
-            if reason is not None:
-                reasons[name] = reason
-        return reasons
+        reasons = {
+            name: unsizable_reason(form.value("type"), form.value("billing"))
+            for name, form in self._named_options().items()
+        }
+        return {name: reason for name, reason in reasons.items() if reason is not None}
 
     def is_valid(self) -> bool:
         """Whether every field parses (the contract's own rules are the engine's)."""
@@ -893,9 +895,8 @@ class ScenarioBuilder:
         found = []
         for section in ("workloads", "options"):
             for number, form in enumerate(self.rows(section), start=1):
-                values = form.unsaved()
-                if values:
-                    typed = ", ".join(f"{label} = {value}" for label, value in values)
+                typed = form.unsaved_values()
+                if typed:
                     name = str(form.value("name") or "").strip()
                     named = f" “{name}”" if name else ""
                     found.append(f"{section[:-1]} {number}{named} ({typed})")
