@@ -485,6 +485,83 @@ def test_row_percentiles_equal_numpys_bit_for_bit():
     )
 
 
+def bits(values: Any) -> Any:
+    """The IEEE bits of float64 values: equal only when bit for bit the same (NaN payloads,
+    and the sign of a zero, count)."""
+    return np.ascontiguousarray(values, dtype=np.float64).view(np.int64)
+
+
+SPECIAL_FLOATS = st.sampled_from([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 5e-324, 1e308])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    rows=st.integers(1, 4),
+    n=st.one_of(st.integers(1, 60), st.integers(100, 3000)),
+    seed=st.integers(0, 2**32 - 1),
+    ties=st.integers(1, 8),
+    specials=st.lists(SPECIAL_FLOATS, max_size=6),
+    percentiles=st.lists(
+        st.one_of(
+            st.sampled_from([0.0, 10.0, 50.0, 90.0, 100.0, 33.3, 99.9]),
+            st.floats(0.0, 100.0, allow_nan=False),
+        ),
+        min_size=1,
+        max_size=4,
+    ),
+)
+def test_linear_percentiles_equal_numpys_bit_for_bit(rows, n, seed, ties, specials, percentiles):
+    with np.errstate(all="ignore"):  # infinities: inf - inf, as in numpy's own interpolation
+        _linear_percentiles_equal_numpys(rows, n, seed, ties, specials, percentiles)
+
+
+def _linear_percentiles_equal_numpys(rows, n, seed, ties, specials, percentiles):
+    rng = np.random.default_rng(seed)
+    values = np.round(rng.normal(size=(rows, n)) * 1e6, ties)  # few digits: many ties
+    flat = values.reshape(-1)
+    flat[rng.integers(0, flat.size, len(specials))] = specials
+    expected = np.percentile(values, percentiles, axis=-1) + 0.0  # a zero is 0.0, never -0.0
+    for result in (
+        mc.linear_percentiles(values, percentiles),
+        mc.linear_percentiles(values.copy(), percentiles, overwrite_input=True),
+    ):
+        assert result.shape == expected.shape
+        assert np.array_equal(bits(result), bits(expected)), (result, expected)
+    for o in range(rows):  # one percentile at a time, as numpy's scalar form takes it
+        for i, q in enumerate(percentiles):
+            assert bits(mc.linear_percentiles(values[o], (q,))[0]) == bits(
+                np.percentile(values[o], q) + 0.0
+            )
+            assert bits(expected[i, o]) == bits(np.percentile(values[o], q) + 0.0)
+
+
+def test_a_zero_percentile_is_plus_zero_however_the_zeros_were_ordered():
+    """Where the values hold both zeros, numpy's partition leaves either at an index; the
+    percentiles are the same bits however the rows were ordered (workers on other CPUs)."""
+    rng = np.random.default_rng(3)
+    values = rng.choice([0.0, -0.0, 1.0, -1.0], size=(4, 5000))
+    results = set()
+    for _ in range(5):
+        shuffled = rng.permuted(values, axis=-1)
+        result = mc.linear_percentiles(shuffled, (*mc.PERCENTILES, 37.5))
+        assert np.array_equal(result, np.percentile(values, (*mc.PERCENTILES, 37.5), axis=-1))
+        assert not np.signbit(result[result == 0]).any()
+        results.add(bits(result).tobytes())
+        rows = mc.row_percentiles(shuffled[:, None, :])
+        assert not np.signbit(rows[rows == 0]).any()
+    assert len(results) == 1
+
+
+def test_linear_percentiles_leave_the_values_alone_unless_allowed():
+    values = np.array([[3.0, 1.0, 2.0]])
+    mc.linear_percentiles(values, mc.PERCENTILES)
+    assert values.tolist() == [[3.0, 1.0, 2.0]]
+    mc.linear_percentiles(values, mc.PERCENTILES, overwrite_input=True)
+    assert values.tolist() == [[1.0, 2.0, 3.0]]
+    with pytest.raises(ValueError, match="no values"):
+        mc.linear_percentiles(np.zeros((2, 0)), mc.PERCENTILES)
+
+
 def test_block_results_travel_as_bytes_exactly(plan):
     sim = simulation(2500, seed=12)
     parts = [mc.blocks_compute(plan, sim, group) for group in ([2], [0, 1])]
