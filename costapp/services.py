@@ -850,8 +850,9 @@ def _units_redo(*, run_id: int, units: list[tuple[str, int]]) -> None:
         _publish(run_block_task, run_id, kind, unit)
 
 
-MERGE_FIELDS = ("status", "units", "inputs", "gpus", "normalize_warnings", "catalog_warnings")
-"""What the merge reads of a run's row (not its result fields)."""
+MERGE_FIELDS = ("status", "created", "units", "normalize_warnings", "catalog_warnings")
+"""What the merge reads of a run's row (not its result fields; its inputs and plan come from
+:func:`_run_work`, already in memory when this process computed one of its units)."""
 
 
 def run_merge(*, run_id: int) -> None:
@@ -878,6 +879,7 @@ def run_merge(*, run_id: int) -> None:
         return
     held = {key: payload for key, payload in stored.items() if payload is not None}
     try:
+        work = _run_work(run_id, run.created)
         payloads = {
             name: [held[(kind, unit)] for kind, unit, _b in units if kind == name]
             for name in BLOCK_KINDS
@@ -887,20 +889,21 @@ def run_merge(*, run_id: int) -> None:
             for name, spec in BLOCK_KINDS.items()
             if payloads[name]
         }
-        result = simulate_normalized(run.inputs, run.gpus, run.normalize_warnings, **runners)
+        plan = work.plan
+        result = simulate_normalized(
+            work.inputs, plan.gpus, run.normalize_warnings, plan=plan, **runners
+        )
         del runners  # the decoded sweep blocks: the bands decode their own
         result["warnings"].extend(run.catalog_warnings)
-        plan: Plan | None = None
         if payloads["deterministic"]:
             parts = json.loads(payloads["deterministic"][0])
             monthly, curves = parts["monthly_breakdown_usd"], parts["cost_curves"]
         else:
-            plan = plan_build(run.inputs, run.gpus)
             monthly = _monthly_breakdown(plan, deterministic_costs(plan))
             curves = cost_curves(result["inputs"], result["gpus"])
         bands = None
         if payloads["sizing"]:
-            bands = _sizing_bands(plan or plan_build(run.inputs, run.gpus), payloads["sizing"])
+            bands = _sizing_bands(plan, payloads["sizing"])
         json.dumps(result, allow_nan=False)
         json.dumps(curves, allow_nan=False)
         json.dumps(bands, allow_nan=False)

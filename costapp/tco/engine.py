@@ -107,28 +107,31 @@ def simulate_normalized(
     monte_carlo: MonteCarloRunner = montecarlo.run,
     sizing_runner: SizingRunner = sizing.run,
     options_runner: OptionsRunner = deterministic_options,
+    plan: Plan | None = None,
 ) -> dict[str, Any]:
     """The result document of an already normalised scenario; ``warnings`` are normalisation's.
+    ``plan`` is ``plan_build(inputs, gpus)`` when the caller has built it already (a worker
+    keeps a run's plan for its units and its merge); it is built here otherwise.
 
     Raises ``ScenarioError`` when a figure of the result would not be a finite number (values
     valid one by one whose products leave the range of a float): the result never holds NaN or
     an infinity.
     """
     with np.errstate(all="ignore"):  # non-finite figures are reported below, not warned about
-        result = _result(inputs, gpus, warnings, monte_carlo, sizing_runner, options_runner)
+        if plan is None:
+            plan = plan_build(inputs, gpus)
+        result = _result(plan, warnings, monte_carlo, sizing_runner, options_runner)
     finite_figures_check(result)
     return result
 
 
 def _result(
-    inputs: Mapping[str, Any],
-    gpus: GpuTable,
+    plan: Plan,
     warnings: Iterable[str],
     monte_carlo: MonteCarloRunner,
     sizing_runner: SizingRunner,
     options_runner: OptionsRunner,
 ) -> dict[str, Any]:
-    plan = plan_build(inputs, gpus)
     options = options_runner(plan)
     feasible = [option["feasible"] for option in options]
     cheapest = rs.cheapest_index([option["npv_usd"] for option in options], feasible)
