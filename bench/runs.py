@@ -2,8 +2,8 @@
 
 A 100 000-path, 36-month, 5-option run (``bench/uncertain-h100-fleet.json``) end to end, from
 ``services.run_create`` (the API's path: inputs frozen, the block tasks published) to the row
-reading ``succeeded``, on a real Redis and real worker processes (prefork, one child each): first one
-worker process, then two. Needs PostgreSQL (``DATABASE_URL``, default
+reading ``succeeded``, on a real Redis and real worker processes (prefork, one child each): one
+worker process against two. Needs PostgreSQL (``DATABASE_URL``, default
 ``postgres://postgres@127.0.0.1:5432/gputco_bench_runs``; the database is created and migrated).
 Redis: a private ``redis-server`` on a free port when the binary is there (so the byte counts
 are this benchmark's alone), else ``REDIS_URL``. Numeric libraries run on one thread everywhere.
@@ -12,15 +12,25 @@ First, every step of the pipeline alone, one after another in this process with 
 (submit, each unit, the merge, the charts built after it): their CPU and wall time, the serial
 part (submit and merge) and what 1 and 2 workers would take from these figures, which a busy
 machine distorts far less than it distorts the end-to-end wall times below.
-Then, for each worker count, the median wall time of ``REPEATS`` runs (after two warm-up runs
-per worker, so that no worker's first imports and connections count), the
-CPU time of the workers and of this process over those runs, and checks the results equal the
-in-process engine's bit for bit, and the time spent queued, in block tasks and in the merge (from
-the run's row); then the speed-up of 2 workers over 1, the overhead of 1 worker over the
-in-process engine (``services.scenario_simulate``, median of ``REPEATS``), and the bytes that
-travel through Redis per block task and per block (Redis's own ``total_net_input_bytes`` and
-``total_net_output_bytes``: task messages, and the block results written once and read once by
-the merge).
+Then the machine's own parallel scaling: the in-process engine (``services.scenario_simulate``)
+in one child process alone against two child processes at once, in turns over ``REPEATS``
+rounds; twice the time alone over the time of each of two at once is the ceiling for the
+speed-up of 2 workers over 1 here (two processes with no database, Redis or merge between them).
+Then the runs on workers. The machine's speed drifts by a third within a minute, so the two
+worker sets are measured in turns, not one after the other: one worker process consumes the
+queue ``bench-runs-1``, two consume ``bench-runs-2`` (each set started with ``-Q`` and
+``RUN_QUEUE`` for its queue, so the messages the workers publish stay on their set), and this
+process routes each run with ``RUN_QUEUE``. After two warm-up runs per worker (so that no
+worker's first imports and connections count), each of ``REPEATS`` rounds runs one run on each
+set, which goes first alternating, and the in-process engine once. For each set: the median wall
+time, the CPU time of its workers, of this process and of the whole machine during its runs,
+checks the results equal the in-process engine's bit for bit, the time spent queued, in block
+tasks and in the merge (from the run's row), and the bytes that travel through Redis per block
+task and per block (Redis's own ``total_net_input_bytes`` and ``total_net_output_bytes``: task
+messages, and the block results written once and read once by the merge). Then the speed-up of 2
+workers over 1 (the ratio of the median walls, and the median of the rounds' ratios; also as a
+share of the machine's ceiling) and the overhead of 1 worker over the in-process engine (its
+median over the same rounds).
 Then the same for a sizing run (``bench/size-the-fleet-sweep.json``: one sweep of 64 candidates
 over 10 000 paths × 36 months, with its Monte Carlo), whose sweep blocks go to the workers beside
 the Monte Carlo ones. ``--which montecarlo|sizing`` runs one of the two.
@@ -112,13 +122,17 @@ def group_cpu_s(pgid: int) -> float:
     return total / CLOCK_TICKS
 
 
-def start_workers(count: int, env: dict[str, str], workdir: Path) -> list[subprocess.Popen[bytes]]:
+def start_workers(
+    count: int, queue: str, env: dict[str, str], workdir: Path
+) -> tuple[list[subprocess.Popen[bytes]], list[str]]:
+    """``count`` worker processes consuming ``queue`` alone, publishing their own messages there
+    too (``RUN_QUEUE``), once all answer a ping; the processes and their node names."""
     from costapp.celery import app
 
     workers = []
     names = []
     for index in range(count):
-        name = f"bench-{index}-{secrets.token_hex(3)}@localhost"
+        name = f"{queue}-{index}-{secrets.token_hex(3)}@localhost"
         names.append(name)
         workers.append(
             subprocess.Popen(
@@ -140,10 +154,12 @@ def start_workers(count: int, env: dict[str, str], workdir: Path) -> list[subpro
                     "--without-gossip",
                     "--without-mingle",
                     "--without-heartbeat",
+                    "-Q",
+                    queue,
                 ],
                 cwd=ROOT,
-                env=env,
-                stdout=open(workdir / f"worker-{count}-{index}.log", "w"),  # noqa: SIM115
+                env={**env, "RUN_QUEUE": queue},
+                stdout=open(workdir / f"worker-{queue}-{index}.log", "w"),  # noqa: SIM115
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
@@ -152,7 +168,7 @@ def start_workers(count: int, env: dict[str, str], workdir: Path) -> list[subpro
     while time.monotonic() < deadline:
         replies = app.control.ping(destination=names, timeout=1.0) or []
         if len(replies) == count:
-            return workers
+            return workers, names
     sys.exit(f"{count} worker(s) did not answer within 90 s (logs in {workdir})")
 
 
@@ -274,6 +290,8 @@ def _bench(env: dict[str, str], workdir: Path, repeats: int, redis_url: str, whi
 def _bench_document(
     env: dict[str, str], workdir: Path, repeats: int, redis_url: str, owner: Any, document: Any
 ) -> None:
+    from django.test import override_settings
+
     from costapp import services
     from costapp.celery import app
     from costapp.models import Scenario
@@ -283,42 +301,43 @@ def _bench_document(
     app.control.purge()
 
     services.scenario_simulate(document=document)  # warm-up
-    walls, cpus = [], []
-    expected = None
-    for _ in range(repeats):
-        start, start_cpu = time.perf_counter(), time.process_time()
-        expected = services.scenario_simulate(document=document)
-        walls.append(time.perf_counter() - start)
-        cpus.append(time.process_time() - start_cpu)
-    in_process = statistics.median(walls)
-    print(
-        f"in-process engine, {paths:,} paths: median {in_process:.3f} s wall, "
-        f"{statistics.median(cpus):.3f} s CPU (of {', '.join(f'{w:.3f}' for w in walls)})"
-    )
+    expected = services.scenario_simulate(document=document)
     charts_cpu = _serial_phases(scenario, repeats)
+    ceiling = _parallel_scaling(document, repeats)
 
-    medians: dict[int, float] = {}
-    machine: dict[int, float] = {}
-    for count in (1, 2):
-        workers = start_workers(count, env, workdir)
-        try:
+    sets = {1: "bench-runs-1", 2: "bench-runs-2"}
+    started = {count: start_workers(count, queue, env, workdir) for count, queue in sets.items()}
+    try:
+        for count, queue in sets.items():
             for _ in range(2 * count):  # warm-up: imports, first connections, in every worker
-                one_run(scenario)
-            walls = []
-            phases = []
-            cpu_workers = cpu_here = 0.0
-            traffic = 0
-            machine_before = machine_busy_s()
-            for _ in range(repeats):
+                with override_settings(RUN_QUEUE=queue):
+                    one_run(scenario)
+                _settle(started[count][1])
+        walls: dict[int, list[float]] = {1: [], 2: []}
+        phases: dict[int, list[tuple[float, float, float]]] = {1: [], 2: []}
+        cpu_workers = dict.fromkeys(sets, 0.0)
+        cpu_here = dict.fromkeys(sets, 0.0)
+        machine_cpu = dict.fromkeys(sets, 0.0)
+        traffic = dict.fromkeys(sets, 0)
+        engine_walls, engine_cpus = [], []
+        for round_ in range(repeats):
+            for count in (1, 2) if round_ % 2 == 0 else (2, 1):
+                workers, names = started[count]
                 before_cpu = sum(group_cpu_s(w.pid) for w in workers)
                 before_here = time.process_time()
                 before_bytes = redis_bytes(redis_url)
-                wall, run = one_run(scenario)
-                traffic += redis_bytes(redis_url) - before_bytes
-                cpu_here += time.process_time() - before_here
-                cpu_workers += sum(group_cpu_s(w.pid) for w in workers) - before_cpu
-                walls.append(wall)
-                phases.append(
+                before_machine = machine_busy_s()
+                with override_settings(RUN_QUEUE=sets[count]):
+                    wall, run = one_run(scenario)
+                traffic[count] += redis_bytes(redis_url) - before_bytes
+                cpu_here[count] += time.process_time() - before_here
+                # the charts built after the run reads succeeded count in its CPU, not in the
+                # next run's (the other set's, now); the control messages asking are not traffic
+                _settle(names)
+                machine_cpu[count] += machine_busy_s() - before_machine
+                cpu_workers[count] += sum(group_cpu_s(w.pid) for w in workers) - before_cpu
+                walls[count].append(wall)
+                phases[count].append(
                     (
                         (run.started - run.created).total_seconds(),
                         (run.merge_started - run.started).total_seconds(),
@@ -327,39 +346,60 @@ def _bench_document(
                 )
                 if json.dumps(run.result) != json.dumps(expected):
                     sys.exit(f"the result over {count} worker(s) differs from the in-process one")
-            machine[count] = (machine_busy_s() - machine_before) / repeats
-            units = len(run.units)
-            blocks = sum(len(b) for kind, _unit, b in run.units if kind != "deterministic")
-            block_bytes = _stored_block_bytes(run)
-        finally:
+            start, start_cpu = time.perf_counter(), time.process_time()
+            if json.dumps(services.scenario_simulate(document=document)) != json.dumps(expected):
+                sys.exit("the in-process engine's result changed from one call to the next")
+            engine_walls.append(time.perf_counter() - start)
+            engine_cpus.append(time.process_time() - start_cpu)
+    finally:
+        for workers, _names in started.values():
             stop_workers(workers)
-        medians[count] = statistics.median(walls)
+    units = len(run.units)
+    blocks = sum(len(b) for kind, _unit, b in run.units if kind != "deterministic")
+    block_bytes = _stored_block_bytes(run)
+    in_process = statistics.median(engine_walls)
+    print(
+        f"in-process engine, {paths:,} paths, one per round: median {in_process:.3f} s wall, "
+        f"{statistics.median(engine_cpus):.3f} s CPU (of "
+        f"{', '.join(f'{w:.3f}' for w in engine_walls)})"
+    )
+    medians: dict[int, float] = {}
+    machine: dict[int, float] = {}
+    for count in sets:
+        medians[count] = statistics.median(walls[count])
+        machine[count] = machine_cpu[count] / repeats
         print(
             f"{count} worker process(es): median {medians[count]:.3f} s wall end to end "
-            f"(of {', '.join(f'{w:.3f}' for w in walls)}); CPU per run: workers "
-            f"{cpu_workers / repeats:.3f} s, this process {cpu_here / repeats:.3f} s, the whole "
-            f"machine {machine[count]:.3f} s; result equal to the in-process engine's bit for bit"
+            f"(of {', '.join(f'{w:.3f}' for w in walls[count])}); CPU per run: workers "
+            f"{cpu_workers[count] / repeats:.3f} s, this process {cpu_here[count] / repeats:.3f} "
+            f"s, the whole machine during these runs {machine[count]:.3f} s; result equal to "
+            "the in-process engine's bit for bit"
         )
         print(
             "  phases (median): queued "
             + ", block tasks ".join(
-                f"{statistics.median(p[i] for p in phases):.3f} s" for i in range(2)
+                f"{statistics.median(p[i] for p in phases[count]):.3f} s" for i in range(2)
             )
-            + f", merge {statistics.median(p[2] for p in phases):.3f} s"
+            + f", merge {statistics.median(p[2] for p in phases[count]):.3f} s"
         )
+        per_run = traffic[count] / repeats
         print(
-            f"  through Redis: {traffic / repeats / 1e3:,.1f} kB per run, "
-            f"{traffic / repeats / units / 1e3:,.2f} kB per block task ({units} tasks of "
-            f"{blocks} blocks in all), {traffic / repeats / blocks / 1e3:,.2f} kB per block "
+            f"  through Redis: {per_run / 1e3:,.1f} kB per run, "
+            f"{per_run / units / 1e3:,.2f} kB per block task ({units} tasks of "
+            f"{blocks} blocks in all), {per_run / blocks / 1e3:,.2f} kB per block "
             f"of 1 000 paths (in and out); the block results themselves, kept in Redis until the "
             f"merge: {block_bytes / 1e6:,.1f} MB per run, {block_bytes / blocks / 1e3:,.1f} kB "
             f"per block"
         )
     speedup = medians[1] / medians[2]
+    per_round = statistics.median(one / two for one, two in zip(walls[1], walls[2], strict=True))
     budget = TARGET_OVERHEAD_RATIO * in_process + TARGET_OVERHEAD_S
     print(
-        f"speed-up of 2 workers over 1: {speedup:.2f}x (target >= {TARGET_SPEEDUP}x: "
-        f"{'met' if speedup >= TARGET_SPEEDUP else 'NOT met'})"
+        f"speed-up of 2 workers over 1: {speedup:.2f}x from the medians, {per_round:.2f}x the "
+        f"median of the rounds' ratios (target >= {TARGET_SPEEDUP}x: "
+        f"{'met' if speedup >= TARGET_SPEEDUP else 'NOT met'}); of the machine's ceiling "
+        f"{ceiling:.2f}x: {speedup / ceiling:.0%} from the medians, {per_round / ceiling:.0%} "
+        "per round"
     )
     print(
         f"1 worker end to end / in-process engine: {medians[1] / in_process:.2f}x, "
@@ -377,6 +417,83 @@ def _bench_document(
         "core was already doing the database's, Redis's and the consumers' share."
     )
     print(f"cores: {cores}, load average: {os.getloadavg()}")
+
+
+ENGINE_RUNS_PER_CHILD = 2
+
+
+def _settle(names: list[str], timeout_s: float = 60) -> None:
+    """Wait until the workers ``names`` run no task (the last run's charts are built after its
+    row reads succeeded)."""
+    from costapp.celery import app
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        replies = app.control.inspect(destination=names, timeout=1.0).active() or {}
+        if len(replies) == len(names) and not any(replies.values()):
+            return
+        time.sleep(POLL_S)
+    sys.exit(f"the workers {names} were still busy {timeout_s} s after their run")
+
+
+def _engine_child(document: Any, barrier: Any, results: Any) -> None:
+    """In a forked child: the in-process engine ``ENGINE_RUNS_PER_CHILD`` times, once every
+    child of the round is ready; puts the wall time of each run [s]."""
+    from django.db import connections
+
+    from costapp import services
+
+    barrier.wait()
+    walls = []
+    for _ in range(ENGINE_RUNS_PER_CHILD):
+        start = time.perf_counter()
+        services.scenario_simulate(document=document)
+        walls.append(time.perf_counter() - start)
+    connections.close_all()
+    results.put(walls)
+
+
+def _parallel_scaling(document: Any, repeats: int) -> float:
+    """The machine's own scaling from one process to two: the in-process engine in one forked
+    child alone, then in two at once, in turns over ``repeats`` rounds; no database, Redis or
+    merge between the two. Returns the throughput scaling, 2 × alone / together (median of the
+    rounds), the ceiling for the speed-up of 2 workers over 1 on this machine."""
+    import multiprocessing
+
+    from django.db import connections
+
+    context = multiprocessing.get_context("fork")
+    connections.close_all()  # each child opens its own
+    alone: list[float] = []
+    together: list[float] = []
+    for _ in range(repeats):
+        for count, into in ((1, alone), (2, together)):
+            barrier = context.Barrier(count)
+            results = context.Queue()
+            children = [
+                context.Process(target=_engine_child, args=(document, barrier, results))
+                for _ in range(count)
+            ]
+            for child in children:
+                child.start()
+            walls = [wall for _ in children for wall in results.get(timeout=600)]
+            for child in children:
+                child.join(timeout=60)
+                if child.exitcode != 0:
+                    sys.exit(f"an engine child process ended with code {child.exitcode}")
+            into.append(statistics.median(walls))
+    ceiling = statistics.median(2 * one / two for one, two in zip(alone, together, strict=True))
+    print(
+        f"  the machine's own scaling, the in-process engine in child processes "
+        f"({ENGINE_RUNS_PER_CHILD} runs each, {repeats} rounds in turns): median "
+        f"{statistics.median(alone):.3f} s per run alone (of "
+        f"{', '.join(f'{w:.3f}' for w in alone)}), {statistics.median(together):.3f} s per run "
+        f"of two at once (of {', '.join(f'{w:.3f}' for w in together)}); throughput "
+        f"2 × alone / together {ceiling:.2f}x (median of the rounds): the ceiling for the "
+        "speed-up of 2 workers over 1 on this machine (two processes with no database, Redis or "
+        "merge between them)"
+    )
+    return ceiling
 
 
 def machine_busy_s() -> float:

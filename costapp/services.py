@@ -246,8 +246,11 @@ def broker_check() -> None:
 
 
 def _publish(task: Any, *args: Any) -> None:
-    """Send a task message (or, on the embedded default, run the task now, in this process)."""
-    task.apply_async(args=args)
+    """Send a task message of the run pipeline to ``RUN_QUEUE`` (empty: the default queue), read
+    now so that a changed setting counts (or, on the embedded default, run the task now, in this
+    process)."""
+    queue = settings.RUN_QUEUE
+    task.apply_async(args=args, **({"queue": queue} if queue else {}))
 
 
 # --- blocks: the units of work a run fans out ----------------------------------------------------

@@ -224,9 +224,13 @@ CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=1000)
 # long is requeued by beat (its worker died or its messages were lost).
 RUN_BLOCKS_PER_TASK = env.int("RUN_BLOCKS_PER_TASK", default=25)
 RUN_STALE_AFTER_S = env.int("RUN_STALE_AFTER_S", default=CELERY_VISIBILITY_TIMEOUT_S)
+# The Celery queue of every task of the run pipeline, beat's requeue included (empty: the default
+# queue); the services read it when they publish, so a worker set can be given runs of its own.
+RUN_QUEUE = env.str("RUN_QUEUE", default="")
 CELERY_BEAT_SCHEDULE["runs-requeue-stale"] = {
     "task": "costapp.runs_requeue_stale",
     "schedule": 60.0,
+    "options": {"queue": RUN_QUEUE} if RUN_QUEUE else {},
 }
 
 REST_FRAMEWORK = {

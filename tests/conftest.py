@@ -105,10 +105,12 @@ def start_celery_worker(
     concurrency: int = 2,
     env: dict | None = None,
     own_process_group: bool = False,
+    queue: str = "",
 ) -> dict:
     """Start a real Celery worker process (prefork) on the test database and Redis and wait until
     it answers a ping; ``{"nodename", "process", "log"}``. With ``own_process_group`` the worker
-    and its children form a process group of their own (to be killed as a whole)."""
+    and its children form a process group of their own (to be killed as a whole); with ``queue``
+    it consumes that queue only (``-Q``)."""
     from costapp.celery import app
 
     nodename = f"tests-{uuid.uuid4().hex[:8]}@localhost"
@@ -139,6 +141,7 @@ def start_celery_worker(
             "--without-gossip",
             "--without-mingle",
             "--without-heartbeat",
+            *(["-Q", queue] if queue else []),
         ],
         cwd=ROOT,
         env=worker_env,

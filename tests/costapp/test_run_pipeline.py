@@ -6,6 +6,7 @@ import logging
 from datetime import timedelta
 
 import pytest
+from celery.signals import before_task_publish
 from django.test import override_settings
 from django.utils import timezone
 
@@ -259,3 +260,37 @@ def test_a_process_plans_a_run_once_for_all_its_units_and_never_reuses_another_r
     assert plans[:2] == [2, 9]
     expected = services.scenario_simulate(document=scenario_document(paths=3_500, seed=9))
     assert json.dumps(other.result["options"]) == json.dumps(expected["options"])
+
+
+def test_every_message_of_a_run_goes_to_the_run_queue_when_one_is_set(finished_run):
+    """The messages are published (to the in-memory broker, no worker) and their routing read."""
+    routed: list[tuple[str, str]] = []
+
+    def record(sender, routing_key, **_):
+        routed.append((sender, routing_key))
+
+    before_task_publish.connect(record)
+    app.conf.task_always_eager = False
+    try:
+        services.run_create(scenario=finished_run.scenario)
+        with override_settings(RUN_QUEUE="runs-elsewhere"):
+            queued = services.run_create(scenario=finished_run.scenario)
+            # the run task of both queued runs, as beat's requeue publishes it, and the block
+            # tasks a run task publishes
+            services.runs_requeue_stale(stale_after=timedelta(0))
+            services.run_execute(run_id=queued.id)
+    finally:
+        app.conf.task_always_eager = True
+        before_task_publish.disconnect(record)
+        with app.connection_for_write() as connection:
+            for queue in ("celery", "runs-elsewhere"):
+                connection.default_channel.queue_purge(queue)
+    blocks = len(finished_run.units)
+    assert routed[:blocks] == [("costapp.run_block", "celery")] * blocks
+    elsewhere = [("costapp.run_block", "runs-elsewhere")] * blocks
+    assert routed[blocks:] == [
+        *elsewhere,
+        ("costapp.run_execute", "runs-elsewhere"),
+        ("costapp.run_execute", "runs-elsewhere"),
+        *elsewhere,
+    ]

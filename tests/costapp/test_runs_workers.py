@@ -94,6 +94,23 @@ def test_100k_paths_over_two_worker_processes_equal_one(
     assert "Task costapp.run_block[" in first_worker["log"].read_text()
 
 
+def test_a_run_finishes_on_a_worker_consuming_only_the_run_queue(
+    client, alice, catalog_gpus, celery_workers
+):
+    """No worker consumes the default queue here: a message left there would stall the run."""
+    worker = celery_workers(concurrency=2, env={"RUN_QUEUE": "runs-only"}, queue="runs-only")
+    document = scenario_document(paths=20_000, seed=3)
+    with override_settings(RUN_QUEUE="runs-only", RUN_BLOCKS_PER_TASK=5):
+        _scenario, response = start_run(client, document)
+        run_id = response.json()["id"]
+        assert watch(run_id, timeout_s=90)[-1] == ("succeeded", 100)
+    body = client.get(response["Location"]).json()
+    assert json.dumps(body["result"]) == json.dumps(services.scenario_simulate(document=document))
+    log = worker["log"].read_text()
+    assert len(re.findall(r"Task costapp\.run_block\[\S+\] received", log)) == 5, log[-3000:]
+    assert ".> runs-only" in log and ".> celery" not in log, log[:3000]
+
+
 def test_a_worker_killed_with_its_process_group_mid_run_is_picked_up_and_finishes_once(
     client, alice, catalog_gpus, celery_workers
 ):
