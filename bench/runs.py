@@ -30,7 +30,9 @@ task and per block (Redis's own ``total_net_input_bytes`` and ``total_net_output
 messages, and the block results written once and read once by the merge). Then the speed-up of 2
 workers over 1 (the ratio of the median walls, and the median of the rounds' ratios; also as a
 share of the machine's ceiling) and the overhead of 1 worker over the in-process engine (its
-median over the same rounds).
+median over the same rounds). Last, the most 2 workers could gain here: the part of the 1-worker
+run that is not block tasks (submit, queued, merge) stays whole, the block tasks share out at
+the machine's ceiling.
 Then the same for a sizing run (``bench/size-the-fleet-sweep.json``: one sweep of 64 candidates
 over 10 000 paths × 36 months, with its Monte Carlo), whose sweep blocks go to the workers beside
 the Monte Carlo ones. ``--which montecarlo|sizing`` runs one of the two.
@@ -415,6 +417,16 @@ def _bench_document(
         f"{cores} cores, 2 workers need about {floor:.3f} s for a run, a speed-up of about "
         f"{medians[1] / floor if floor else float('inf'):.2f}x at most: with 1 worker the other "
         "core was already doing the database's, Redis's and the consumers' share."
+    )
+    one_blocks = statistics.median(p[1] for p in phases[1])
+    serial = max(0.0, medians[1] - one_blocks)
+    bound = medians[1] / (serial + one_blocks / ceiling)
+    print(
+        f"  and: of the 1-worker run's {medians[1]:.3f} s, {serial:.3f} s is not block tasks "
+        f"(submit, queued, merge: one process at a time however many workers there are) and "
+        f"{one_blocks:.3f} s is; were the block tasks to share out at the machine's own scaling "
+        f"({ceiling:.2f}x), 2 workers would take {serial + one_blocks / ceiling:.3f} s, a "
+        f"speed-up of {bound:.2f}x at most (measured: {speedup:.2f}x, {speedup / bound:.0%} of it)"
     )
     print(f"cores: {cores}, load average: {os.getloadavg()}")
 
