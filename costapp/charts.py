@@ -37,7 +37,7 @@ COLORS = (
     "#4f8a10",
 )
 BAND_ALPHA = 0.18
-CHARTS_VERSION = "3"
+CHARTS_VERSION = "4"
 """The version of the figures these functions draw: part of the key a run's cached charts are
 kept under (``costapp.selectors.run_charts_cache_key``). Bump it with any change to what a chart
 shows, so a deploy never serves figures drawn by the code before it."""
@@ -788,7 +788,7 @@ def sizing_chart(
     figure = go.Figure(
         layout=_layout(
             title,
-            f"{plural[0].upper()}{plural[1:]} [{'GPUs' if field == 'committed_gpus' else 'servers'}]",
+            f"Size [{plural}]",  # as the table's first column
             f"{label[0].upper()}{label[1:]} [USD]",
         )
     )

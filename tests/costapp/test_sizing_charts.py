@@ -68,6 +68,10 @@ def simulated() -> tuple[dict, list[dict]]:
     return result, bands
 
 
+def table_columns(chart):
+    return chart.tables[0].columns
+
+
 def test_every_sweep_has_a_titled_chart_with_units_and_a_table(plain):
     built = charts.sizing_charts(plain)
     assert [c.key for c in built] == ["sizing-1", "sizing-2", "sizing-3"]
@@ -76,8 +80,9 @@ def test_every_sweep_has_a_titled_chart_with_units_and_a_table(plain):
         assert sweep["option"] in layout["title"]["text"]
         x_title = layout["xaxis"]["title"]["text"]
         assert x_title == (
-            "Committed GPUs [GPUs]" if sweep["field"] == "committed_gpus" else "Servers [servers]"
+            "Size [committed GPUs]" if sweep["field"] == "committed_gpus" else "Size [servers]"
         )
+        assert x_title == table_columns(chart)[0]
         assert layout["yaxis"]["title"]["text"] == "NPV [USD]"
         (table,) = chart.tables
         assert [row[0] for row in table.rows] == sweep["candidates"]
