@@ -505,11 +505,12 @@ class RowForm(forms.Form):
 
     def unsaved_text(self) -> str:
         """:meth:`unsaved` in words, shown next to the type ("" when nothing is left out)."""
-        values = self.unsaved_values()
-        if not values:
+        unsaved = self.unsaved()
+        if not unsaved:
             return ""
         what = "type and billing" if "billing" in self.fields else "type"
-        return f"Not saved with this {what}: {values}. Switch back to keep them."
+        them = "them" if len(unsaved) > 1 else "it"
+        return f"Not saved with this {what}: {self.unsaved_values()}. Switch back to keep {them}."
 
     def is_removed(self) -> bool:
         return bool(self.is_bound and self["DELETE"].value() not in (None, "", "false", False))

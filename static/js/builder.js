@@ -38,7 +38,8 @@
     });
     var what = row.querySelector("select[name$='-billing']") ? "type and billing" : "type";
     notice.textContent = found.length
-      ? "Not saved with this " + what + ": " + found.join(", ") + ". Switch back to keep them."
+      ? "Not saved with this " + what + ": " + found.join(", ") + ". Switch back to keep " +
+        (found.length > 1 ? "them." : "it.")
       : "";
     notice.hidden = !found.length;
   }

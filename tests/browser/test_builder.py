@@ -214,7 +214,7 @@ def test_a_sweeps_option_follows_the_options_and_values_of_another_type_are_name
     page.select_option("#id_options-0-type", "cloud")
     assert notice.is_visible()
     assert notice.inner_text() == (
-        "Not saved with this type and billing: PUE = 1.4. Switch back to keep them."
+        "Not saved with this type and billing: PUE = 1.4. Switch back to keep it."
     )
     page.select_option("#id_options-0-type", "on_prem")  # switching back keeps the value
     assert notice.is_hidden() and page.input_value("#id_options-0-pue") == "1.4"

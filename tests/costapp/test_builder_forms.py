@@ -486,7 +486,7 @@ def test_values_typed_for_another_type_or_billing_are_named_as_not_saved():
     )
     assert builder.options.forms[1].unsaved_text() == ""
     assert builder.workloads.forms[0].unsaved_text() == (
-        "Not saved with this type: MFU (model FLOPs utilization) = 0.5. Switch back to keep them."
+        "Not saved with this type: MFU (model FLOPs utilization) = 0.5. Switch back to keep it."
     )
     assert builder.is_valid()
     document = builder.document()

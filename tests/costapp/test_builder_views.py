@@ -270,7 +270,7 @@ def test_values_of_another_type_are_named_next_to_the_type_and_after_saving(sign
     notice = f'id="id_options-{cloud}-type-unsaved"'
     assert notice in html
     shown = html.split(notice, 1)[1].split("</small>", 1)[0]
-    assert "Not saved with this type and billing: PUE = 1.4. Switch back to keep them." in shown
+    assert "Not saved with this type and billing: PUE = 1.4. Switch back to keep it." in shown
     # saved: the document leaves it out and the message after saving says so
     response = signed_in.post(reverse("scenario-new"), data, follow=True)
     assert Scenario.objects.get(owner=pat).document == document
