@@ -12,6 +12,27 @@ os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
 os.environ.setdefault("ENV_FILE", "")
 os.environ.setdefault("SECURE_SSL_REDIRECT", "false")
 
+
+def _worker_redis_url(url: str, worker: str) -> str:
+    """Under pytest-xdist every worker process has a test database of its own (pytest-django
+    names it ``test_<name>_gw<n>``); it gets a Redis database of its own too, ``REDIS_URL``'s
+    number minus its index (mod 16), so no worker reads another's queue, cache or block results
+    (their run ids repeat)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    if not url or not worker.startswith("gw"):
+        return url
+    parts = urlsplit(url)
+    base = int(parts.path.strip("/") or 0)
+    return urlunsplit(parts._replace(path=f"/{(base - int(worker[2:])) % 16}"))
+
+
+os.environ["REDIS_URL"] = _worker_redis_url(
+    os.environ.get("REDIS_URL", ""), os.environ.get("PYTEST_XDIST_WORKER", "")
+)
+if not os.environ["REDIS_URL"]:
+    del os.environ["REDIS_URL"]
+
 from costapp.settings import *  # noqa: E402,F403
 
 # No cached API pages unless a test turns them on: a test's writes are rolled back, not committed,
