@@ -27,11 +27,11 @@ def _worker_redis_url(url: str, worker: str) -> str:
     return urlunsplit(parts._replace(path=f"/{(base - int(worker[2:])) % 16}"))
 
 
-os.environ["REDIS_URL"] = _worker_redis_url(
+_redis_url = _worker_redis_url(
     os.environ.get("REDIS_URL", ""), os.environ.get("PYTEST_XDIST_WORKER", "")
 )
-if not os.environ["REDIS_URL"]:
-    del os.environ["REDIS_URL"]
+if _redis_url:
+    os.environ["REDIS_URL"] = _redis_url
 
 from costapp.settings import *  # noqa: E402,F403
 
