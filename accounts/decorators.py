@@ -9,7 +9,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 
-from .roles import user_has_role, user_role
+from .roles import ANALYST, user_has_role, user_role
 
 View = Callable[..., HttpResponse]
 
@@ -32,3 +32,17 @@ def role_required(role: str) -> Callable[[View], View]:
         return wrapped
 
     return decorator
+
+
+def analyst_required(view: View) -> View:
+    """Signed in (else the login page) and analyst or above (else 403): the scenario and run
+    pages."""
+
+    @login_required
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not user_has_role(request.user, ANALYST):
+            raise PermissionDenied("Scenarios and runs are for analysts and above.")
+        return view(request, *args, **kwargs)
+
+    return wrapped

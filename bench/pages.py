@@ -63,7 +63,7 @@ def main() -> None:
     call_command("migrate", verbosity=0)
     call_command("load_catalog", verbosity=0, stdout=io.StringIO())
 
-    from costapp.claims import CLAIMS
+    from costapp.reports.claims import CLAIMS
     from hardware.models import InstanceOffer
 
     user = get_user_model().objects.create_superuser("bench", password=None)
@@ -97,14 +97,15 @@ def main() -> None:
 
     from django.core.cache import cache
 
-    from costapp import charts, services
+    from costapp import charts
     from costapp.models import Scenario
+    from costapp.runs import pipeline
 
     document = json.loads((ROOT / "bench" / "uncertain-h100-fleet.json").read_text())
     document["simulation"]["paths"] = 100_000
     scenario = Scenario.objects.create(owner=user, name="bench: 100 000 paths", document=document)
     wall, cpu = time.perf_counter(), time.process_time()
-    run = services.run_create(scenario=scenario)  # in this process: no broker configured
+    run = pipeline.run_create(scenario=scenario)  # in this process: no broker configured
     run_wall, run_cpu = time.perf_counter() - wall, time.process_time() - cpu
     if run.status != "succeeded":
         raise SystemExit(f"the 100 000-path run ended {run.status}: {run.error}")

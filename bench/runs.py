@@ -1,7 +1,7 @@
 """Benchmark of runs on Celery workers: ``uv run python bench/runs.py``.
 
 A 100 000-path, 36-month, 5-option run (``bench/uncertain-h100-fleet.json``) end to end, from
-``services.run_create`` (the API's path: inputs frozen, the block tasks published) to the row
+``costapp.runs.pipeline.run_create`` (the API's path: inputs frozen, the block tasks published) to the row
 reading ``succeeded``, on a real Redis and real worker processes (prefork, one child each): one
 worker process against two. Needs PostgreSQL (``DATABASE_URL``, default
 ``postgres://postgres@127.0.0.1:5432/gputco_bench_runs``; the database is created and migrated).
@@ -12,7 +12,7 @@ First, every step of the pipeline alone, one after another in this process with 
 (submit, each unit, the merge, the charts built after it): their CPU and wall time, the serial
 part (submit and merge) and what 1 and 2 workers would take from these figures, which a busy
 machine distorts far less than it distorts the end-to-end wall times below.
-Then the machine's own parallel scaling: the in-process engine (``services.scenario_simulate``)
+Then the machine's own parallel scaling: the in-process engine (``costapp.scenarios.services.scenario_simulate``)
 in one child process alone against two child processes at once, in turns over ``REPEATS``
 rounds; twice the time alone over the time of each of two at once is the ceiling for the
 speed-up of 2 workers over 1 here (two processes with no database, Redis or merge between them).
@@ -195,11 +195,11 @@ def redis_bytes(url: str) -> int:
 def one_run(scenario: Any) -> tuple[float, Any]:
     """Wall time from submitting a run to the moment its row says it succeeded [s] (the row's
     ``finished``, so the polling interval does not count), and the run."""
-    from costapp import services
     from costapp.models import SimulationRun
+    from costapp.runs import pipeline
 
     start = time.time()
-    run = services.run_create(scenario=scenario)
+    run = pipeline.run_create(scenario=scenario)
     while True:
         status = SimulationRun.objects.filter(pk=run.pk).values_list("status", flat=True).get()
         if status != "queued" and status != "running":
@@ -294,9 +294,9 @@ def _bench_document(
 ) -> None:
     from django.test import override_settings
 
-    from costapp import services
     from costapp.celery import app
     from costapp.models import Scenario
+    from costapp.scenarios import services
 
     paths = int(document["simulation"]["paths"])
     scenario = Scenario.objects.create(owner=owner, name="bench", document=document)
@@ -453,7 +453,7 @@ def _engine_child(document: Any, barrier: Any, results: Any) -> None:
     child of the round is ready; puts the wall time of each run [s]."""
     from django.db import connections
 
-    from costapp import services
+    from costapp.scenarios import services
 
     barrier.wait()
     walls = []
@@ -523,39 +523,39 @@ def _serial_phases(scenario: Any, repeats: int) -> float:
     an idle machine, message latency aside: one worker does every step in turn; two share the
     units (each taking the next one as it frees up, in publishing order) and the rest is serial.
     Returns the CPU time of building a run's charts (after it reads succeeded) [s]."""
-    from costapp import services
     from costapp.celery import app
+    from costapp.runs import pipeline
 
     def timed(call: Any, **kwargs: Any) -> tuple[float, float, Any]:
         start, start_cpu = time.perf_counter(), time.process_time()
         value = call(**kwargs)
         return time.process_time() - start_cpu, time.perf_counter() - start, value
 
-    real_merge = services.run_merge
+    real_merge = pipeline.run_merge
     merge_times: list[tuple[float, float]] = []
 
     def merge_timed(*, run_id: int) -> None:
         merge_times.append(timed(real_merge, run_id=run_id)[:2])
 
-    real_charts = services._run_charts_build
+    real_charts = pipeline._run_charts_build
     charts_times: list[tuple[float, float]] = []
 
     def charts_timed(run: Any) -> None:
         charts_times.append(timed(real_charts, run=run)[:2])
 
     samples = []
-    services.run_merge = merge_timed  # the last unit merges: time it apart
-    services._run_charts_build = charts_timed  # after the run reads succeeded: not in its time
+    pipeline.run_merge = merge_timed  # the last unit merges: time it apart
+    pipeline._run_charts_build = charts_timed  # after the run reads succeeded: not in its time
     try:
         for _ in range(repeats + 1):  # the first one warms up
             merge_times.clear()
             charts_times.clear()
             # run_create publishes every unit's message (no worker takes them here; purged below)
-            *submit, run = timed(services.run_create, scenario=scenario)
+            *submit, run = timed(pipeline.run_create, scenario=scenario)
             units = []
             for kind, unit, _blocks in run.units:
                 cpu, wall, _none = timed(
-                    services.run_block_execute, run_id=run.pk, kind=kind, unit=unit
+                    pipeline.run_block_execute, run_id=run.pk, kind=kind, unit=unit
                 )
                 units.append((kind, cpu, wall))
             merge, charts = merge_times[0], charts_times[0]
@@ -567,8 +567,8 @@ def _serial_phases(scenario: Any, repeats: int) -> float:
                 sys.exit(f"run {run.pk} ended {run.status}: {run.error}")
             samples.append((submit, units, merge, charts))
     finally:
-        services.run_merge = real_merge
-        services._run_charts_build = real_charts
+        pipeline.run_merge = real_merge
+        pipeline._run_charts_build = real_charts
         app.control.purge()
     samples = samples[1:]
 
@@ -627,12 +627,12 @@ def _two_workers_s(durations: list[float]) -> float:
 
 def _stored_block_bytes(run: Any) -> int:
     """Bytes of block results a run keeps until its merge (computed again as a worker does)."""
-    from costapp import services
+    from costapp.runs.blocks import BLOCK_KINDS
     from costapp.tco import plan_build
 
     plan = plan_build(run.inputs, run.gpus)
     return sum(
-        len(services.BLOCK_KINDS[kind].compute(plan, run.inputs, blocks))
+        len(BLOCK_KINDS[kind].compute(plan, run.inputs, blocks))
         for kind, _unit, blocks in run.units
     )
 

@@ -1,3 +1,5 @@
+from importlib import import_module
+
 from django.apps import AppConfig
 
 
@@ -9,3 +11,9 @@ class CostappConfig(AppConfig):
 
     def ready(self) -> None:
         from costapp import checks  # noqa: F401 (registers the start-up checks)
+
+        # The run pipeline's tasks, registered in every process (a worker has them through the
+        # Celery app's ``include`` too): the pipeline publishes them by name, and on the embedded
+        # default a task runs in-process only when it is registered. By name, so that no module
+        # imports the task module.
+        import_module("costapp.runs.tasks")

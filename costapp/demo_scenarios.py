@@ -10,9 +10,10 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
-from costapp import services
-from costapp.claims import CLAIMS
 from costapp.models import Scenario, SimulationRun
+from costapp.reports.claims import CLAIMS
+from costapp.runs import pipeline
+from costapp.scenarios import services
 from costapp.tco import ScenarioError
 
 logger = logging.getLogger(__name__)
@@ -42,7 +43,7 @@ def demo_documents() -> list[tuple[str, str, dict[str, Any]]]:
 def demo_scenarios_load(*, user: Any) -> tuple[int, int]:
     """Save each example as a shared scenario of ``user`` (found again by owner and name, its
     document brought up to date) and run those without a succeeded run of the current document.
-    Runs go through ``services.run_create`` (in-process on the embedded default). Returns
+    Runs go through ``costapp.runs.pipeline.run_create`` (in-process on the embedded default). Returns
     (scenarios created, runs started); a second call creates and runs nothing new."""
     created = started = 0
     for name, description, document in demo_documents():
@@ -70,7 +71,7 @@ def demo_scenarios_load(*, user: Any) -> tuple[int, int]:
         ).exists()
         if done:
             continue
-        run = services.run_create(scenario=scenario)
+        run = pipeline.run_create(scenario=scenario)
         started += 1
         logger.info("demo scenario %r: run %s %s", name, run.pk, run.status)
     return created, started

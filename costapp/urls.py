@@ -7,8 +7,10 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 
 from accounts import views as account_views
 
-from . import builder_views, compare_views, run_views, views
+from . import views
 from .api.errors import api_not_found
+from .builder import views as builder_views
+from .runs import views as run_views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -27,7 +29,7 @@ urlpatterns = [
     path("scenarios/<int:pk>/share/", builder_views.scenario_share, name="scenario-share"),
     path("scenarios/offers/", builder_views.builder_offers, name="scenario-offers"),
     path("runs/", run_views.runs, name="runs"),
-    path("runs/compare/", compare_views.runs_compare, name="runs-compare"),
+    path("runs/compare/", run_views.runs_compare, name="runs-compare"),
     path("runs/<int:pk>/", run_views.run, name="run"),
     path("runs/<int:pk>/status/", run_views.run_status, name="run-status"),
     path("runs/<int:pk>/run.xlsx", run_views.run_xlsx, name="run-xlsx"),

@@ -19,11 +19,12 @@ from django.views.decorators.http import require_GET
 from accounts.decorators import role_required
 from accounts.roles import VIEWER, user_has_role
 from costapp import charts
-from costapp.claims import CLAIMS, Claim, claim_get
-from costapp.run_views import dashboard_runs
-from costapp.selectors import engine_gpu_figures
-from costapp.services import scenario_simulate
+from costapp.reports.claims import CLAIMS, Claim, claim_get
+from costapp.runs.views import dashboard_runs
+from costapp.scenarios.catalog import engine_gpu_figures
+from costapp.scenarios.services import scenario_simulate
 from costapp.tco import ScenarioError, cost_curves
+from hardware import charts as catalog_charts
 from hardware.selectors import cheapest_current_prices, latest_price_changes, offer_price_history
 
 from .health import health_report
@@ -56,7 +57,7 @@ def offer(request: HttpRequest, pk: int) -> HttpResponse:
         raise Http404("no such offer")
     offer, prices = found
     points = [
-        charts.DatedPrice(
+        catalog_charts.DatedPrice(
             series=f"{p.region.code}{f' ({p.zone})' if p.zone else ''} {p.get_billing_display()}",
             first_seen=p.first_seen,
             last_seen=p.last_seen,
@@ -66,7 +67,7 @@ def offer(request: HttpRequest, pk: int) -> HttpResponse:
         for p in prices
     ]
     title = f"{offer.provider.name} {offer.instance_type}: price per GPU-hour"
-    chart = charts.price_history_chart(title, points) if points else None
+    chart = catalog_charts.price_history_chart(title, points) if points else None
     context = {"offer": offer, "prices": prices, "chart": chart}
     return render(request, "hardware/offer.html", context)
 

@@ -4,9 +4,9 @@ from typing import Any
 
 from rest_framework import serializers
 
-from costapp import services
 from costapp.api.parsers import scenario_error_detail
 from costapp.models import Scenario, SimulationRun
+from costapp.scenarios import services
 from costapp.tco import ScenarioError
 
 MAX_SEED = 2**63 - 1

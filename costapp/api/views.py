@@ -23,10 +23,12 @@ from rest_framework.serializers import BaseSerializer
 from rest_framework.views import APIView
 
 from accounts.permissions import AnalystPermission
-from costapp import selectors, services
 from costapp.api.parsers import DocumentJSONParser, StrictJSONParser, scenario_error_detail
 from costapp.api.serializers import RunCreateSerializer, RunSerializer, ScenarioSerializer
 from costapp.models import Scenario, SimulationRun
+from costapp.runs import exports, pipeline
+from costapp.runs.store import BrokerUnavailable
+from costapp.scenarios import selectors, services
 from costapp.tco import ScenarioError
 
 
@@ -45,7 +47,7 @@ class Conflict(APIException):
     default_detail = "The request conflicts with the current state of the resource."
 
 
-def broker_unavailable_response(exc: services.BrokerUnavailable) -> Response:
+def broker_unavailable_response(exc: BrokerUnavailable) -> Response:
     """503 in the API's error format, with a hint when to retry."""
     return Response(
         {"errors": [{"field": None, "message": str(exc)}]},
@@ -94,7 +96,7 @@ class ScenarioViewSet(viewsets.ModelViewSet):
         body = RunCreateSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         try:
-            run = services.run_create(
+            run = pipeline.run_create(
                 scenario=scenario,
                 seed=body.validated_data.get("seed"),
                 paths=body.validated_data.get("paths"),
@@ -102,7 +104,7 @@ class ScenarioViewSet(viewsets.ModelViewSet):
             )
         except ScenarioError as exc:
             raise ValidationError(scenario_error_detail(exc.errors, prefix="document")) from None
-        except services.BrokerUnavailable as exc:
+        except BrokerUnavailable as exc:
             return broker_unavailable_response(exc)
         data = RunSerializer(run, context=self.get_serializer_context()).data
         return Response(
@@ -154,7 +156,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         """Cancel a queued or running run (409 when it has already ended)."""
         run = self.get_object()
         _owned(request, run.scenario, "cancel its runs")
-        if not services.run_cancel(run=run):
+        if not pipeline.run_cancel(run=run):
             raise Conflict(f"The run has already ended ({run.status}).")
         return Response(self.get_serializer(run).data)
 
@@ -166,8 +168,8 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
             raise Conflict(f"The run has no result yet ({run.status}).")
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(services.MONTHLY_CSV_COLUMNS)
-        writer.writerows(services.run_monthly_rows(run=run))
+        writer.writerow(exports.MONTHLY_CSV_COLUMNS)
+        writer.writerows(exports.run_monthly_rows(run=run))
         response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="run-{run.pk}-monthly.csv"'
         return response

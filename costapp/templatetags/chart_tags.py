@@ -7,7 +7,7 @@ from typing import Any
 
 from django import template
 
-from costapp.charts import Chart
+from hardware.charts import Chart
 
 register = template.Library()
 

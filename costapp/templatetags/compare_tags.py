@@ -4,8 +4,8 @@ from typing import Any
 
 from django import template
 
-from costapp import selectors
-from costapp.comparison import value_text
+from costapp.reports.comparison import value_text
+from costapp.scenarios import selectors
 
 register = template.Library()
 

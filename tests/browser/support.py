@@ -12,9 +12,9 @@ from typing import Any
 
 from django.test import override_settings
 
-from costapp import services
 from costapp.celery import app
 from costapp.models import Scenario, SimulationRun
+from costapp.runs import pipeline
 from tests.costapp.runs_helpers import scenario_document
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
@@ -70,7 +70,7 @@ def _compute(scenario: Scenario) -> SimulationRun:
     app.conf.task_always_eager = True
     try:
         with override_settings(REDIS_URL="", RUN_BLOCKS_PER_TASK=2):
-            run = services.run_create(scenario=scenario)
+            run = pipeline.run_create(scenario=scenario)
     finally:
         app.conf.task_always_eager = before
     assert run.status == "succeeded", run.error

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from costapp import forms
+from costapp.builder import forms as builder_forms
 from costapp.models import Scenario, SimulationRun
 from costapp.tco import schema, swept_field
 from tests.browser.support import log_in
@@ -349,7 +349,7 @@ def test_the_sweeps_choices_agree_with_the_engine_over_every_type_and_billing(pa
             if sizable:
                 assert choices == [["", "(choose)"], ["X", "X"]], (option_type, billing)
             else:
-                reason = forms.unsizable_reason(option_type, billing)
+                reason = builder_forms.unsizable_reason(option_type, billing)
                 assert choices == [["", "(choose)"], ["X", f"X (cannot be sized: {reason})"]], (
                     option_type,
                     billing,

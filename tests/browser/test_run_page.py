@@ -8,7 +8,7 @@ import pytest
 from django.test import override_settings
 
 from costapp.models import Scenario, SimulationRun
-from costapp.services import MONTHLY_CSV_COLUMNS
+from costapp.runs.exports import MONTHLY_CSV_COLUMNS
 from tests.browser.support import SCREENSHOTS
 from tests.costapp.runs_helpers import analyst, scenario_document
 

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 from django.test import override_settings
 
-from costapp import services, sizing_summary
 from costapp.celery import app
 from costapp.models import Scenario
+from costapp.reports import sizing_summary
+from costapp.runs import pipeline
 from tests.costapp.runs_helpers import analyst, scenario_document
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -36,7 +37,7 @@ def sizing_run(catalog_gpus):
     app.conf.task_always_eager = True
     try:
         with override_settings(REDIS_URL=""):
-            run = services.run_create(scenario=scenario)
+            run = pipeline.run_create(scenario=scenario)
     finally:
         app.conf.task_always_eager = before
     assert run.status == "succeeded", run.error

@@ -4,13 +4,17 @@ gives the same normalised ``inputs``; the engine's messages land at the field th
 import json
 
 import pytest
+from django import forms as django_forms
 from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from costapp import forms
+from costapp.builder import aggregate as builder_aggregate
+from costapp.builder import catalog as builder_catalog
+from costapp.builder import documents as builder_documents
+from costapp.builder import forms as builder_forms
 from costapp.demo_scenarios import demo_documents
-from costapp.selectors import engine_gpu_figures, scenario_catalog_refs
+from costapp.scenarios.catalog import engine_gpu_figures, scenario_catalog_refs
 from costapp.tco import schema, swept_field
 from costapp.tco.errors import FieldError, ScenarioError
 from costapp.tco.validation import normalize
@@ -27,9 +31,9 @@ def inputs_of(document):
 
 def through_the_form(document, catalog=None):
     """JSON -> form data -> bound forms -> JSON, as a browser posting the form unchanged would."""
-    data, leftovers = forms.document_form_data(document)
+    data, leftovers = builder_documents.document_form_data(document)
     assert leftovers == []
-    builder = forms.ScenarioBuilder(data, catalog=catalog)
+    builder = builder_aggregate.ScenarioBuilder(data, catalog=catalog)
     assert builder.is_valid(), (builder.scenario.errors, builder.options.errors)
     return builder.document()
 
@@ -38,7 +42,7 @@ def through_the_form(document, catalog=None):
     "name,document", [(n, d) for n, _desc, d in SHIPPED], ids=[n[:40] for n, _d, _x in SHIPPED]
 )
 def test_every_shipped_scenario_round_trips_through_the_form(name, document, catalog_gpus):
-    catalog = forms.catalog_choices(today=timezone.localdate())
+    catalog = builder_catalog.catalog_choices(today=timezone.localdate())
     again = through_the_form(document, catalog)
     assert again == document
     assert json.dumps(inputs_of(again), sort_keys=True) == json.dumps(
@@ -107,7 +111,7 @@ def options(draw):
 
 @st.composite
 def documents(draw):
-    top = {k: v for k, v in schema.TOP_LEVEL_FIELDS.items() if k in forms.ScenarioForm.TOP}
+    top = {k: v for k, v in schema.TOP_LEVEL_FIELDS.items() if k in builder_forms.ScenarioForm.TOP}
     document = draw(_values(top, list(top)))
     document["workloads"] = draw(st.lists(workloads(), min_size=1, max_size=3))
     document["options"] = draw(st.lists(options(), min_size=1, max_size=3))
@@ -142,8 +146,8 @@ def test_any_document_the_form_can_show_comes_back_from_it_unchanged(document):
 
 
 def builder_of(document):
-    data, _leftovers = forms.document_form_data(document)
-    builder = forms.ScenarioBuilder(data)
+    data, _leftovers = builder_documents.document_form_data(document)
+    builder = builder_aggregate.ScenarioBuilder(data)
     assert builder.is_valid()
     return builder
 
@@ -222,7 +226,7 @@ def test_engine_paths_land_on_their_form_fields():
 
 
 def test_removed_and_blank_rows_are_not_in_the_document_and_errors_skip_them():
-    data, _ = forms.document_form_data(
+    data, _ = builder_documents.document_form_data(
         {
             "name": "x",
             "workloads": [
@@ -234,7 +238,7 @@ def test_removed_and_blank_rows_are_not_in_the_document_and_errors_skip_them():
     )
     data["workloads-0-DELETE"] = "on"
     data["workloads-TOTAL_FORMS"] = "3"  # a third row added and left empty
-    builder = forms.ScenarioBuilder(data)
+    builder = builder_aggregate.ScenarioBuilder(data)
     assert builder.is_valid()
     assert [w["name"] for w in builder.document()["workloads"]] == ["kept"]
     engine_rejects(builder)
@@ -242,7 +246,7 @@ def test_removed_and_blank_rows_are_not_in_the_document_and_errors_skip_them():
 
 
 def test_fields_of_another_type_are_reported_not_dropped_silently():
-    _data, leftovers = forms.document_form_data(
+    _data, leftovers = builder_documents.document_form_data(
         {
             "name": "x",
             "typo_field": 1,
@@ -254,7 +258,7 @@ def test_fields_of_another_type_are_reported_not_dropped_silently():
 
 
 def test_the_pickers_label_each_choice_with_its_date_and_flags(catalog_gpus):
-    catalog = forms.catalog_choices(today=timezone.localdate())
+    catalog = builder_catalog.catalog_choices(today=timezone.localdate())
     gpus = dict(catalog.gpus)
     assert "as stated by" in gpus["h100-sxm"] and " on 20" in gpus["h100-sxm"]
     egress = dict(catalog.egress_providers)
@@ -309,7 +313,7 @@ def catalog_document():
 
 def test_catalog_references_round_trip_and_give_the_same_inputs(catalog_gpus):
     document = catalog_document()
-    catalog = forms.catalog_choices(today=timezone.localdate())
+    catalog = builder_catalog.catalog_choices(today=timezone.localdate())
     again = through_the_form(document, catalog)
     assert again == document
     inputs = inputs_of(document)
@@ -326,7 +330,7 @@ def sweep_option_choices(builder, index=0):
 
 
 def test_a_sweeps_option_is_picked_from_the_options_names_removed_ones_left_out():
-    data, _ = forms.document_form_data(
+    data, _ = builder_documents.document_form_data(
         {
             "name": "x",
             "workloads": [{"type": "steady", "name": "w", "gpus": 8}],
@@ -345,9 +349,9 @@ def test_a_sweeps_option_is_picked_from_the_options_names_removed_ones_left_out(
         }
     )
     data["options-2-DELETE"] = "on"
-    builder = forms.ScenarioBuilder(data)
+    builder = builder_aggregate.ScenarioBuilder(data)
     field = builder.sizing.forms[0].fields["option"]
-    assert isinstance(field, forms.forms.ChoiceField)
+    assert isinstance(field, django_forms.ChoiceField)
     assert sweep_option_choices(builder) == ["", "Rent", "Buy"]
     assert builder.sizing.forms[0]["option"].value() == "Buy"
     # the template of a new sweep row lists them too
@@ -423,7 +427,7 @@ def test_a_sweep_naming_an_option_that_cannot_be_sized_keeps_it_marked_with_why(
 def test_the_pages_table_of_what_can_be_sized_is_the_engines_rule():
     """The table the page's script looks a row's type and billing up in covers every type (and
     none) × billing (and none) and agrees with the engine's ``swept_field``."""
-    table = forms.sizable_table()
+    table = builder_forms.sizable_table()
     assert set(table) == {"", *schema.OPTION_TYPES}
     for option_type, by_billing in table.items():
         assert set(by_billing) == {"", *schema.BILLINGS}
@@ -462,7 +466,7 @@ def test_a_sweep_naming_no_option_keeps_its_value_and_the_engine_says_so_at_the_
 
 
 def test_values_typed_for_another_type_or_billing_are_named_as_not_saved():
-    data, _ = forms.document_form_data(
+    data, _ = builder_documents.document_form_data(
         {
             "name": "x",
             "workloads": [{"type": "steady", "name": "w", "gpus": 8}],
@@ -472,12 +476,12 @@ def test_values_typed_for_another_type_or_billing_are_named_as_not_saved():
             ],
         }
     )
-    assert not any(form.unsaved() for form in forms.ScenarioBuilder(data).options.forms)
+    assert not any(form.unsaved() for form in builder_aggregate.ScenarioBuilder(data).options.forms)
     data["options-0-pue"] = "1.4"  # typed while the option was on-prem
     data["options-0-committed_gpus"] = "16"  # typed while its billing was committed
     data["workloads-0-mfu"] = " 0.5 "  # typed while the workload was training
     data["options-1-server_kw"] = "10.2"  # its own field: saved
-    builder = forms.ScenarioBuilder(data)
+    builder = builder_aggregate.ScenarioBuilder(data)
     option = builder.options.forms[0]
     assert option.unsaved() == [("Committed GPUs", "16"), ("PUE", "1.4")]
     assert option.unsaved_text() == (

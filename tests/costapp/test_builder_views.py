@@ -6,7 +6,7 @@ import json
 import pytest
 from django.urls import reverse
 
-from costapp.forms import document_form_data
+from costapp.builder.documents import document_form_data
 from costapp.models import Scenario
 from tests.costapp.runs_helpers import analyst, scenario_document
 

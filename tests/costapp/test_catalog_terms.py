@@ -1,11 +1,11 @@
-"""The catalog's figures as the engine takes them (costapp/selectors.py): a cloud offer's prices
+"""The catalog's figures as the engine takes them (costapp/scenarios/catalog.py): a cloud offer's prices
 per GPU-hour and egress tiers, a quote's terms per server, as floats, with their standing."""
 
 from datetime import date
 
 import pytest
 
-from costapp.selectors import (
+from costapp.scenarios.catalog import (
     dedicated_quote_terms,
     offer_terms,
     provider_egress_tiers,

@@ -11,8 +11,10 @@ import pytest
 from plotly.subplots import make_subplots
 
 from costapp import charts
+from costapp.reports import categories
 from costapp.tco.core import CATEGORIES
 from costapp.tco.curves import cost_curves
+from hardware import charts as catalog_charts
 from tests.tco.helpers import by_name, run, scenario, scenario_names
 
 
@@ -97,7 +99,7 @@ def test_breakdown_stacks_each_used_category_and_sums_to_the_total(results):
     assert chart.figure["layout"]["barmode"] == "relative"
     used = [c for c in CATEGORIES if any(o["breakdown_usd"][c] for o in result["options"])]
     traces = chart.figure["data"]
-    assert [t["name"] for t in traces] == [charts.CATEGORY_LABELS[c] for c in used]
+    assert [t["name"] for t in traces] == [categories.CATEGORY_LABELS[c] for c in used]
     for i, option in enumerate(result["options"]):
         stacked = sum(t["y"][i] for t in traces)
         assert stacked == pytest.approx(option["total_usd"], rel=1e-12)
@@ -199,15 +201,15 @@ def test_no_utilization_chart_when_only_hourly_options_are_compared():
 def test_price_history_steps_from_price_to_price_and_holds_the_last_until_last_seen():
     day = lambda d: datetime(2026, 1, d, tzinfo=UTC)  # noqa: E731
     prices = [
-        charts.DatedPrice(
+        catalog_charts.DatedPrice(
             "us-east-1 on-demand", day(1), day(9), Decimal("12.29"), Decimal("98.32")
         ),
-        charts.DatedPrice(
+        catalog_charts.DatedPrice(
             "us-east-1 on-demand", day(10), day(20), Decimal("6.88"), Decimal("55.04")
         ),
-        charts.DatedPrice("us-east-1 spot", day(5), day(6), Decimal("2.5"), Decimal("20")),
+        catalog_charts.DatedPrice("us-east-1 spot", day(5), day(6), Decimal("2.5"), Decimal("20")),
     ]
-    chart = charts.price_history_chart("p5.48xlarge", prices)
+    chart = catalog_charts.price_history_chart("p5.48xlarge", prices)
     on_demand, spot = chart.figure["data"]
     assert on_demand["line"]["shape"] == "hv"
     assert on_demand["y"] == [12.29, 6.88, 6.88]

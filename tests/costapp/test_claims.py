@@ -3,7 +3,7 @@ quote asserted by value."""
 
 import pytest
 
-from costapp.claims import CLAIMS, claim_get
+from costapp.reports.claims import CLAIMS, claim_get
 from tests.tco.helpers import by_name, normalized, run
 
 

@@ -9,9 +9,9 @@ from django.contrib.auth.models import Group, User
 from django.test import override_settings
 from django.utils import timezone
 
-from costapp import services
 from costapp.celery import app
 from costapp.models import Scenario, SimulationRun
+from costapp.runs import pipeline
 from hardware.models import InstancePrice
 
 from .runs_helpers import analyst
@@ -48,7 +48,7 @@ def pat(db):
 def repriced(pat, catalog_gpus, tasks_in_process):
     """Two runs of one scenario: at the catalog's price, then at a new price 10 % higher."""
     scenario = Scenario.objects.create(owner=pat, name="Lambda fleet", document=DOCUMENT)
-    before = services.run_create(scenario=scenario)
+    before = pipeline.run_create(scenario=scenario)
     assert before.status == "succeeded", before.error
     price = InstancePrice.objects.get(
         offer__provider__slug="lambda",
@@ -68,7 +68,7 @@ def repriced(pat, catalog_gpus, tasks_in_process):
         stated_on=now.date(),
         source_name="test refresh",
     )
-    after = services.run_create(scenario=scenario, reprice=True)
+    after = pipeline.run_create(scenario=scenario, reprice=True)
     assert after.status == "succeeded", after.error
     return before, after
 

@@ -4,7 +4,7 @@ web or the database."""
 import pytest
 
 from costapp.charts import comparison_cumulative_chart
-from costapp.comparison import (
+from costapp.reports.comparison import (
     ABSENT,
     difference,
     inputs_diff,

@@ -15,7 +15,7 @@ from django.core.management import call_command
 from django.test import override_settings
 
 from accounts.roles import ADMIN, ANALYST, CATALOG_EDITOR, VIEWER, role_rank
-from costapp.claims import CLAIMS
+from costapp.reports.claims import CLAIMS
 from hardware.models import InstanceOffer, InstancePrice
 from tests.roles import user_with_role
 
@@ -171,9 +171,9 @@ def crawl(client, start: str = "/") -> set[str]:
 def test_every_role_reaches_its_pages_from_home_with_no_external_url_and_no_broken_link(
     client, catalog
 ):
-    from costapp import services
     from costapp.celery import app
     from costapp.models import Scenario
+    from costapp.runs import pipeline
     from hardware.models import DedicatedQuote
 
     from .runs_helpers import scenario_document
@@ -187,7 +187,7 @@ def test_every_role_reaches_its_pages_from_home_with_no_external_url_and_no_brok
     app.conf.task_always_eager = True
     try:
         with override_settings(REDIS_URL=""):
-            run = services.run_create(scenario=scenario)
+            run = pipeline.run_create(scenario=scenario)
     finally:
         app.conf.task_always_eager = eager
     assert run.status == "succeeded", run.error

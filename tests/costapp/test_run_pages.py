@@ -11,10 +11,10 @@ from django.test import override_settings
 from django.utils.html import escape
 from openpyxl import load_workbook
 
-from costapp import services
 from costapp.celery import app
 from costapp.demo_scenarios import demo_documents, demo_scenarios_load
 from costapp.models import Scenario, SimulationRun
+from costapp.runs import exports, pipeline
 from costapp.tco.curves import cost_curves
 
 from .runs_helpers import analyst, scenario_document
@@ -43,7 +43,7 @@ def finished(pat, catalog_gpus, tasks_in_process):
     scenario = Scenario.objects.create(
         owner=pat, name="H100 fleet", document=scenario_document(paths=2_000, seed=7)
     )
-    run = services.run_create(scenario=scenario)
+    run = pipeline.run_create(scenario=scenario)
     assert run.status == "succeeded", run.error
     return run
 
@@ -112,9 +112,9 @@ def test_the_xlsx_has_typed_numeric_cells_a_header_row_and_frozen_panes(client, 
     monthly = book["monthly"]
     assert monthly.freeze_panes == "A2"
     header = [cell.value for cell in monthly[1]]
-    assert header == services.MONTHLY_CSV_COLUMNS
+    assert header == exports.MONTHLY_CSV_COLUMNS
     rows = [[cell.value for cell in row] for row in monthly.iter_rows(min_row=2)]
-    expected = services.run_monthly_rows(run=finished)
+    expected = exports.run_monthly_rows(run=finished)
     assert len(rows) == len(expected)
     for got, want in zip(rows, expected, strict=True):
         assert got[0] == want[0] and got[1] == want[1]
@@ -206,7 +206,7 @@ def test_infeasible_options_and_warnings_are_shown_plainly(client, pat, finished
         {"type": "dedicated", "name": "One server only", "servers": 1, "usd_per_server_month": 9000}
     )
     scenario = Scenario.objects.create(owner=pat, name="too small", document=document)
-    run = services.run_create(scenario=scenario)
+    run = pipeline.run_create(scenario=scenario)
     assert run.status == "succeeded", run.error
     client.force_login(pat)
     html = client.get(f"/runs/{run.pk}/").content.decode()

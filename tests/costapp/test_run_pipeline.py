@@ -10,9 +10,11 @@ from celery.signals import before_task_publish
 from django.test import override_settings
 from django.utils import timezone
 
-from costapp import services
 from costapp.celery import app
 from costapp.models import RunBlock, SimulationRun
+from costapp.runs import blocks, pipeline, store
+from costapp.scenarios import catalog as scenario_catalog
+from costapp.scenarios import services
 from costapp.tco import block_results_from_payload
 
 from .factories import ScenarioFactory
@@ -33,7 +35,7 @@ def finished_run(db, catalog_gpus, tasks_in_process):
     scenario = ScenarioFactory(
         owner=analyst("pat"), document=scenario_document(paths=3_500, seed=2)
     )
-    run = services.run_create(scenario=scenario)
+    run = pipeline.run_create(scenario=scenario)
     assert run.status == "succeeded", run.error
     assert [kind for kind, _unit, _blocks in run.units] == ["deterministic"] + ["montecarlo"] * 4
     return run
@@ -60,10 +62,10 @@ def a_copy(run: SimulationRun, **fields) -> SimulationRun:
 
 def test_a_block_delivered_twice_is_stored_once(finished_run):
     run = a_copy(finished_run, status="running")
-    services.run_block_execute(run_id=run.id, kind="montecarlo", unit=1)
+    pipeline.run_block_execute(run_id=run.id, kind="montecarlo", unit=1)
     run.refresh_from_db()
     first = (run.progress, list(RunBlock.objects.values_list("unit", flat=True)))
-    services.run_block_execute(run_id=run.id, kind="montecarlo", unit=1)
+    pipeline.run_block_execute(run_id=run.id, kind="montecarlo", unit=1)
     run.refresh_from_db()
     assert (run.progress, list(RunBlock.objects.values_list("unit", flat=True))) == first
     assert first == (20, [1])  # 1 of 5 units
@@ -73,16 +75,16 @@ def test_the_last_block_merges_and_a_second_merge_changes_nothing(finished_run):
     run = a_copy(finished_run, status="running")
     units = [("montecarlo", 3), ("montecarlo", 0), ("deterministic", 0), ("montecarlo", 2)]
     for kind, unit in units + [("montecarlo", 1)]:  # any order; the last one to land merges
-        services.run_block_execute(run_id=run.id, kind=kind, unit=unit)
+        pipeline.run_block_execute(run_id=run.id, kind=kind, unit=unit)
     run.refresh_from_db()
     assert run.status == "succeeded" and run.progress == 100
     assert json.dumps(run.result) == json.dumps(finished_run.result)
     finished = run.finished
     run.merge_started = None
     run.save()
-    services.run_merge(run_id=run.id)
-    services.run_block_execute(run_id=run.id, kind="montecarlo", unit=0)
-    services.run_execute(run_id=run.id)
+    pipeline.run_merge(run_id=run.id)
+    pipeline.run_block_execute(run_id=run.id, kind="montecarlo", unit=0)
+    pipeline.run_execute(run_id=run.id)
     run.refresh_from_db()
     assert (run.status, run.finished, run.attempts) == ("succeeded", finished, 0)
     assert json.dumps(run.result) == json.dumps(finished_run.result)
@@ -91,10 +93,10 @@ def test_the_last_block_merges_and_a_second_merge_changes_nothing(finished_run):
 
 def test_a_restarted_run_publishes_only_the_missing_blocks(finished_run, caplog):
     run = a_copy(finished_run, status="running", attempts=1)
-    services.run_block_execute(run_id=run.id, kind="montecarlo", unit=0)
-    services.run_block_execute(run_id=run.id, kind="montecarlo", unit=2)
-    with caplog.at_level(logging.INFO, logger="costapp.services"):
-        services.run_execute(run_id=run.id)
+    pipeline.run_block_execute(run_id=run.id, kind="montecarlo", unit=0)
+    pipeline.run_block_execute(run_id=run.id, kind="montecarlo", unit=2)
+    with caplog.at_level(logging.INFO, logger="costapp.runs.pipeline"):
+        pipeline.run_execute(run_id=run.id)
     assert f"run {run.id}: attempt 2, 3 of 5 block tasks to publish" in caplog.text
     run.refresh_from_db()
     assert run.status == "succeeded" and run.attempts == 2
@@ -107,7 +109,7 @@ def test_the_periodic_check_requeues_only_runs_without_a_sign_of_life(finished_r
     SimulationRun.objects.filter(pk=lost.pk).update(created=long_ago)
     stalled = a_copy(finished_run, status="running", heartbeat=long_ago, attempts=1)
     alive = a_copy(finished_run, status="running", heartbeat=timezone.now(), attempts=1)
-    requeued = services.runs_requeue_stale(stale_after=timedelta(minutes=15))
+    requeued = pipeline.runs_requeue_stale(stale_after=timedelta(minutes=15))
     assert sorted(requeued) == sorted([lost.id, stalled.id])
     for run, attempts in ((lost, 1), (stalled, 2)):
         run.refresh_from_db()
@@ -120,20 +122,20 @@ def test_the_periodic_check_requeues_only_runs_without_a_sign_of_life(finished_r
 
 def test_a_cancelled_run_drops_blocks_that_land_later(finished_run):
     run = a_copy(finished_run, status="running")
-    services.run_block_execute(run_id=run.id, kind="montecarlo", unit=0)
-    assert services.run_cancel(run=run)
-    services.run_block_execute(run_id=run.id, kind="montecarlo", unit=1)
-    services.run_merge(run_id=run.id)
+    pipeline.run_block_execute(run_id=run.id, kind="montecarlo", unit=0)
+    assert pipeline.run_cancel(run=run)
+    pipeline.run_block_execute(run_id=run.id, kind="montecarlo", unit=1)
+    pipeline.run_merge(run_id=run.id)
     run.refresh_from_db()
     assert run.status == "cancelled" and run.result is None
     assert RunBlock.objects.count() == 0
-    assert not services.run_cancel(run=run)
+    assert not pipeline.run_cancel(run=run)
 
 
 def test_a_rerun_after_the_document_changed_freezes_it_anew(finished_run):
     scenario = finished_run.scenario
     services.scenario_update(scenario=scenario, document=scenario_document(paths=1_000, seed=8))
-    run = services.run_create(scenario=scenario)
+    run = pipeline.run_create(scenario=scenario)
     assert run.inputs_copied_from is None and (run.seed, run.paths) == (8, 1_000)
     expected = services.scenario_simulate(document=scenario_document(paths=1_000, seed=8))
     assert json.dumps(run.result) == json.dumps(expected)
@@ -154,7 +156,7 @@ def test_beat_requeues_runs_and_tasks_end_before_the_visibility_timeout():
 
 @override_settings(RUN_BLOCKS_PER_TASK=10)
 def test_the_blocks_keeping_months_go_in_tasks_of_their_own_and_every_block_is_in_one():
-    units = services.run_units(inputs={"simulation": {"paths": 100_000, "seed": 0}})
+    units = blocks.run_units(inputs={"simulation": {"paths": 100_000, "seed": 0}})
     assert units[0] == ["deterministic", 0, [0]]
     montecarlo = [(unit, blocks) for kind, unit, blocks in units if kind == "montecarlo"]
     assert [blocks for _unit, blocks in montecarlo] == [
@@ -162,14 +164,14 @@ def test_the_blocks_keeping_months_go_in_tasks_of_their_own_and_every_block_is_i
     ]
     assert [unit for unit, _blocks in montecarlo] == list(range(10))
     with override_settings(RUN_BLOCKS_PER_TASK=4):
-        units = services.run_units(inputs={"simulation": {"paths": 20_500, "seed": 0}})
+        units = blocks.run_units(inputs={"simulation": {"paths": 20_500, "seed": 0}})
     assert [blocks for kind, _u, blocks in units if kind == "montecarlo"][:4] == [
         [0, 1, 2, 3],
         [4, 5, 6, 7],
         [8, 9],  # the last block keeping months
         [10, 11, 12, 13],
     ]
-    assert services.run_units(inputs={"name": "no simulation"}) == []
+    assert blocks.run_units(inputs={"name": "no simulation"}) == []
 
 
 def test_block_tasks_send_counts_and_the_percentiles_of_the_months_when_they_hold_them(
@@ -178,24 +180,24 @@ def test_block_tasks_send_counts_and_the_percentiles_of_the_months_when_they_hol
     from costapp.tco import montecarlo
     from costapp.tco.core import plan_build
 
-    gpus, _source = services.engine_gpu_figures()
+    gpus, _source = scenario_catalog.engine_gpu_figures()
     document = scenario_document(paths=12_500, seed=3)
-    inputs = services.normalize(document, gpus, services.scenario_catalog_refs(document)).document
+    inputs = pipeline.normalize(
+        document, gpus, scenario_catalog.scenario_catalog_refs(document)
+    ).document
     plan = plan_build(inputs, gpus)
     months = plan.horizon_months + 1
-    together = block_results_from_payload(
-        services._montecarlo_compute(plan, inputs, list(range(10)))
-    )
+    together = block_results_from_payload(blocks._montecarlo_compute(plan, inputs, list(range(10))))
     assert together.cumulative_usd.shape == (5, months, 0)
     assert together.cumulative_percentiles_usd.shape == (3, 5, months)
     assert together.feasible.shape == (5, 0) and together.cheapest_counts.sum() <= 10_000
     apart = [
-        block_results_from_payload(services._montecarlo_compute(plan, inputs, blocks))
+        block_results_from_payload(blocks._montecarlo_compute(plan, inputs, blocks))
         for blocks in ([0, 1, 2, 3, 4], [5, 6, 7, 8, 9])
     ]
     assert [part.cumulative_usd.shape for part in apart] == [(5, months, 5000)] * 2
     assert all(part.cumulative_percentiles_usd is None for part in apart)
-    rest = block_results_from_payload(services._montecarlo_compute(plan, inputs, [12, 10, 11]))
+    rest = block_results_from_payload(blocks._montecarlo_compute(plan, inputs, [12, 10, 11]))
     expected = montecarlo.run(plan, inputs["simulation"])
     for grouping in ([together, rest], [rest, *apart]):
         assert montecarlo.summary_fields(plan, montecarlo.blocks_merge(grouping)) == expected
@@ -205,19 +207,19 @@ def test_a_new_run_publishes_its_units_at_once_and_the_first_to_start_marks_it_r
     finished_run, monkeypatch
 ):
     published = []
-    monkeypatch.setattr(services, "_publish", lambda task, *args: published.append((task, args)))
-    run = services.run_create(scenario=finished_run.scenario)
+    monkeypatch.setattr(store, "publish", lambda name, *args: published.append((name, args)))
+    run = pipeline.run_create(scenario=finished_run.scenario)
     assert run.status == "queued" and run.started is None and run.attempts == 0
-    assert [(task.name, args) for task, args in published] == [
+    assert published == [
         ("costapp.run_block", (run.id, kind, unit)) for kind, unit, _blocks in run.units
     ]
-    services.run_block_execute(run_id=run.id, kind="montecarlo", unit=2)
+    pipeline.run_block_execute(run_id=run.id, kind="montecarlo", unit=2)
     run.refresh_from_db()
     started = run.started
     assert (run.status, run.attempts, run.progress) == ("running", 1, 20)
     assert started is not None and run.heartbeat >= started
     for kind, unit, _blocks in run.units:  # the others find it running: one attempt, one start
-        services.run_block_execute(run_id=run.id, kind=kind, unit=unit)
+        pipeline.run_block_execute(run_id=run.id, kind=kind, unit=unit)
     run.refresh_from_db()
     assert (run.status, run.attempts, run.started) == ("succeeded", 1, started)
     assert json.dumps(run.result) == json.dumps(finished_run.result)
@@ -225,8 +227,8 @@ def test_a_new_run_publishes_its_units_at_once_and_the_first_to_start_marks_it_r
 
 def test_a_cancelled_queued_run_is_not_started_by_its_units(finished_run):
     run = a_copy(finished_run)
-    assert services.run_cancel(run=run)
-    services.run_block_execute(run_id=run.id, kind="deterministic", unit=0)
+    assert pipeline.run_cancel(run=run)
+    pipeline.run_block_execute(run_id=run.id, kind="deterministic", unit=0)
     run.refresh_from_db()
     assert (run.status, run.attempts, run.started) == ("cancelled", 0, None)
     assert RunBlock.objects.count() == 0
@@ -236,25 +238,25 @@ def test_a_process_plans_a_run_once_for_all_its_units_and_never_reuses_another_r
     finished_run, monkeypatch
 ):
     plans = []
-    real_plan_build = services.plan_build
+    real_plan_build = pipeline.plan_build
 
     def counted(inputs, gpus):
         plans.append(inputs["simulation"]["seed"])
         return real_plan_build(inputs, gpus)
 
-    monkeypatch.setattr(services, "plan_build", counted)
-    services._RUN_WORK.clear()
+    monkeypatch.setattr(pipeline, "plan_build", counted)
+    pipeline._RUN_WORK.clear()
     run = a_copy(finished_run, status="running")
     for kind, unit, _blocks in run.units[:-1]:
-        services.run_block_execute(run_id=run.id, kind=kind, unit=unit)
+        pipeline.run_block_execute(run_id=run.id, kind=kind, unit=unit)
     assert plans == [2]  # four units, one plan
     # a run that takes the same id later (a database whose ids start again) gets its own plan
     run_id = run.id
     run.delete()
-    other_inputs = services._with_simulation(finished_run.inputs, seed=9, paths=None)
+    other_inputs = pipeline._with_simulation(finished_run.inputs, seed=9, paths=None)
     other = a_copy(finished_run, id=run_id, status="running", inputs=other_inputs)
     for kind, unit, _blocks in other.units:
-        services.run_block_execute(run_id=other.id, kind=kind, unit=unit)
+        pipeline.run_block_execute(run_id=other.id, kind=kind, unit=unit)
     other.refresh_from_db()
     assert other.status == "succeeded", other.error
     assert plans[:2] == [2, 9]
@@ -272,13 +274,13 @@ def test_every_message_of_a_run_goes_to_the_run_queue_when_one_is_set(finished_r
     before_task_publish.connect(record)
     app.conf.task_always_eager = False
     try:
-        services.run_create(scenario=finished_run.scenario)
+        pipeline.run_create(scenario=finished_run.scenario)
         with override_settings(RUN_QUEUE="runs-elsewhere"):
-            queued = services.run_create(scenario=finished_run.scenario)
+            queued = pipeline.run_create(scenario=finished_run.scenario)
             # the run task of both queued runs, as beat's requeue publishes it, and the block
             # tasks a run task publishes
-            services.runs_requeue_stale(stale_after=timedelta(0))
-            services.run_execute(run_id=queued.id)
+            pipeline.runs_requeue_stale(stale_after=timedelta(0))
+            pipeline.run_execute(run_id=queued.id)
     finally:
         app.conf.task_always_eager = True
         before_task_publish.disconnect(record)

@@ -7,9 +7,10 @@ import json
 import pytest
 from django.test import override_settings
 
-from costapp import services
 from costapp.celery import app
 from costapp.models import RunBlock, SimulationRun
+from costapp.runs import blocks, pipeline
+from costapp.scenarios import services
 
 from .factories import ScenarioFactory
 from .runs_helpers import analyst, post_json, scenario_document
@@ -44,7 +45,7 @@ def owner(db):
 
 def run_of(owner, document) -> SimulationRun:
     scenario = ScenarioFactory(owner=owner, name="sizing", document=document)
-    run = services.run_create(scenario=scenario)
+    run = pipeline.run_create(scenario=scenario)
     assert run.status == "succeeded", run.error
     return run
 
@@ -89,24 +90,24 @@ def test_any_grouping_of_the_sweep_blocks_gives_the_same_result(sizing_run, owne
 
 def test_a_redelivered_sweep_block_adds_nothing_and_progress_counts_sweep_blocks(sizing_run):
     run = a_copy(sizing_run, status="running")
-    services.run_block_execute(run_id=run.id, kind="sizing", unit=1)
+    pipeline.run_block_execute(run_id=run.id, kind="sizing", unit=1)
     run.refresh_from_db()
     first = (run.progress, list(RunBlock.objects.values_list("kind", "unit")))
     assert first == (11, [("sizing", 1)])  # 1 of 9 units
-    services.run_block_execute(run_id=run.id, kind="sizing", unit=1)
+    pipeline.run_block_execute(run_id=run.id, kind="sizing", unit=1)
     run.refresh_from_db()
     assert (run.progress, list(RunBlock.objects.values_list("kind", "unit"))) == first
     for kind, unit in [("montecarlo", 2), ("sizing", 3), ("montecarlo", 0), ("sizing", 0)]:
-        services.run_block_execute(run_id=run.id, kind=kind, unit=unit)
+        pipeline.run_block_execute(run_id=run.id, kind=kind, unit=unit)
     run.refresh_from_db()
     assert (run.status, run.progress) == ("running", 55)  # 5 of 9
     for kind, unit in [("montecarlo", 3), ("deterministic", 0), ("sizing", 2), ("montecarlo", 1)]:
-        services.run_block_execute(run_id=run.id, kind=kind, unit=unit)
+        pipeline.run_block_execute(run_id=run.id, kind=kind, unit=unit)
     run.refresh_from_db()
     assert (run.status, run.progress) == ("succeeded", 100)
     assert json.dumps(run.result) == json.dumps(sizing_run.result)
     finished = run.finished
-    services.run_block_execute(run_id=run.id, kind="sizing", unit=1)  # late redelivery
+    pipeline.run_block_execute(run_id=run.id, kind="sizing", unit=1)  # late redelivery
     run.refresh_from_db()
     assert (run.status, run.finished) == ("succeeded", finished)
     assert RunBlock.objects.count() == 0
@@ -115,9 +116,9 @@ def test_a_redelivered_sweep_block_adds_nothing_and_progress_counts_sweep_blocks
 def test_a_restarted_sizing_run_publishes_only_its_missing_blocks(sizing_run, caplog):
     run = a_copy(sizing_run, status="running", attempts=1)
     for kind, unit in [("sizing", 0), ("sizing", 2), ("montecarlo", 1)]:
-        services.run_block_execute(run_id=run.id, kind=kind, unit=unit)
-    with caplog.at_level("INFO", logger="costapp.services"):
-        services.run_execute(run_id=run.id)
+        pipeline.run_block_execute(run_id=run.id, kind=kind, unit=unit)
+    with caplog.at_level("INFO", logger="costapp.runs.pipeline"):
+        pipeline.run_execute(run_id=run.id)
     assert f"run {run.id}: attempt 2, 6 of 9 block tasks to publish" in caplog.text
     run.refresh_from_db()
     assert run.status == "succeeded"
@@ -141,14 +142,12 @@ def test_sweep_blocks_are_split_by_their_candidates_and_every_block_is_in_one_ta
     big = {**sweep, "max": 99}  # 100 candidates
     for sweeps, per_task in (([sweep], 20), ([sweep] * 3, 6), ([sweep] * 7, 2), ([big] * 3, 1)):
         inputs = {"simulation": {"paths": 25_500, "seed": 0}, "sizing": sweeps}
-        units = [
-            blocks for kind, _u, blocks in services.run_units(inputs=inputs) if kind == "sizing"
-        ]
+        units = [blocks for kind, _u, blocks in blocks.run_units(inputs=inputs) if kind == "sizing"]
         assert [b for blocks in units for b in blocks] == list(range(26))
         assert {len(blocks) for blocks in units[:-1]} == {per_task}
-    assert services.run_units(inputs={"sizing": [sweep]}) == []
+    assert blocks.run_units(inputs={"sizing": [sweep]}) == []
     assert not [
-        u for u in services.run_units(inputs={"simulation": {"paths": 5}}) if u[0] == "sizing"
+        u for u in blocks.run_units(inputs={"simulation": {"paths": 5}}) if u[0] == "sizing"
     ]
 
 

@@ -68,7 +68,7 @@ def test_the_band_is_p10_and_p90_of_the_plain_runs_per_path_npvs(small_run):
 
 
 def test_the_band_is_not_in_the_result_and_the_result_is_unchanged(small_run):
-    from costapp import services
+    from costapp.scenarios import services
 
     expected = services.scenario_simulate(document=small_document())
     assert json.dumps(small_run.result) == json.dumps(expected)

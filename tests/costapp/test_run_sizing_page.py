@@ -11,8 +11,9 @@ import pytest
 from django.contrib.auth.models import Group, User
 from django.test import Client
 
-from costapp import services
 from costapp.models import Scenario, SimulationRun
+from costapp.runs import pipeline
+from costapp.scenarios import services
 
 from .runs_helpers import analyst, scenario_document
 from .test_run_sizing import tasks_in_process  # noqa: F401
@@ -54,7 +55,7 @@ def pat(db):
 def sized(pat, catalog_gpus, tasks_in_process):  # noqa: F811
     """A shared scenario of pat's with a succeeded sizing run (1 100 paths)."""
     scenario = Scenario.objects.create(owner=pat, name="Fleet", document=fleet(), shared=True)
-    run = services.run_create(scenario=scenario)
+    run = pipeline.run_create(scenario=scenario)
     assert run.status == "succeeded", run.error
     return run
 
@@ -113,7 +114,7 @@ def test_any_analyst_who_sees_the_run_gets_a_private_copy_at_the_best_size(clien
     assert f"Saved “Fleet (at best size: {best} committed GPUs)”" in html
     assert f"run {sized.pk}" in copied.description
     # the copy prices the option at that size: its NPV is the sweep's at best
-    run = services.run_create(scenario=copied)
+    run = pipeline.run_create(scenario=copied)
     option = next(o for o in run.result["options"] if o["name"] == COMMITTED)
     sweep = sized.result["sizing"][0]
     assert option["npv_usd"] == sweep["npv_usd"][sweep["candidates"].index(best)]
@@ -156,7 +157,7 @@ def test_no_copy_without_a_best_or_at_the_own_size(client, pat, catalog_gpus, ta
     ]
     document["options"][2]["servers"] = 20
     scenario = Scenario.objects.create(owner=pat, name="Few", document=document)
-    run = services.run_create(scenario=scenario)
+    run = pipeline.run_create(scenario=scenario)
     assert [s["best"] for s in run.result["sizing"]] == [None, 20]
     client.force_login(pat)
     html = client.get(f"/runs/{run.pk}/").content.decode()
@@ -200,7 +201,8 @@ def test_a_long_name_is_cut_short_and_keeps_the_size(sized, pat):
 def test_charts_cached_by_other_chart_code_are_not_served(sized, monkeypatch):
     """A run's charts are cached when it finishes; a deploy whose charts draw differently (another
     ``CHARTS_VERSION``) builds them again instead of serving the old figures."""
-    from costapp import charts, selectors
+    from costapp import charts
+    from costapp.runs import chart_cache
 
     built: list[str] = []
     result_charts, sizing_charts = charts.result_charts, charts.sizing_charts
@@ -215,12 +217,12 @@ def test_charts_cached_by_other_chart_code_are_not_served(sized, monkeypatch):
 
     monkeypatch.setattr(charts, "result_charts", result_spy)
     monkeypatch.setattr(charts, "sizing_charts", sizing_spy)
-    selectors.run_charts(run=sized)
-    selectors.run_sizing_charts(run=sized)
+    chart_cache.run_charts(run=sized)
+    chart_cache.run_sizing_charts(run=sized)
     assert built == []  # both cached when the run finished
     monkeypatch.setattr(charts, "CHARTS_VERSION", "another-version")
-    fresh = selectors.run_charts(run=sized)
-    fresh_sizing = selectors.run_sizing_charts(run=sized)
+    fresh = chart_cache.run_charts(run=sized)
+    fresh_sizing = chart_cache.run_sizing_charts(run=sized)
     assert built == ["result", "sizing"]
     assert [c.figure for c in fresh] == [
         c.figure for c in result_charts(sized.result, sized.cost_curves)
@@ -228,6 +230,6 @@ def test_charts_cached_by_other_chart_code_are_not_served(sized, monkeypatch):
     assert [c.figure for c in fresh_sizing] == [
         c.figure for c in sizing_charts(sized.result, sized.sizing_bands)
     ]
-    selectors.run_charts(run=sized)
-    selectors.run_sizing_charts(run=sized)
+    chart_cache.run_charts(run=sized)
+    chart_cache.run_sizing_charts(run=sized)
     assert built == ["result", "sizing"]  # kept under the new version

@@ -9,9 +9,9 @@ import time
 import pytest
 from django.test import override_settings
 
-from costapp import services
 from costapp.models import RunBlock, SimulationRun
-from costapp.tasks import run_block_task
+from costapp.runs.tasks import run_block_task
+from costapp.scenarios import services
 from costapp.tco import montecarlo, sizing
 from costapp.tco.core import plan_build
 

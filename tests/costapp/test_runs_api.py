@@ -9,9 +9,10 @@ from django.core.management import call_command
 from django.test import override_settings
 
 from accounts.roles import VIEWER
-from costapp import services
 from costapp.celery import app
 from costapp.models import RunBlock, Scenario, SimulationRun
+from costapp.runs import pipeline
+from costapp.scenarios import services
 from tests.factories import UserFactory
 
 from .factories import ScenarioFactory
@@ -188,7 +189,7 @@ def test_cancel_ends_a_queued_run_and_refuses_an_ended_one(client, alice, catalo
         "errors": [{"field": None, "message": "The run has already ended (cancelled)."}]
     }
     # a cancelled run's tasks do nothing
-    services.run_execute(run_id=run.id)
+    pipeline.run_execute(run_id=run.id)
     run.refresh_from_db()
     assert run.status == "cancelled" and run.attempts == 0
 
@@ -270,7 +271,7 @@ def test_an_engine_failure_ends_the_run_failed_with_the_message(
         gpus={},
         units=[["montecarlo", 0, [0]]],
     )
-    services.run_execute(run_id=broken.id)
+    pipeline.run_execute(run_id=broken.id)
     response = client.get(f"/api/v1/runs/{broken.id}/")
     assert response.status_code == 200
     body = response.json()

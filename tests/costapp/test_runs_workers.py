@@ -10,9 +10,10 @@ from datetime import timedelta
 import pytest
 from django.test import override_settings
 
-from costapp import services
 from costapp.celery import app
 from costapp.models import RunBlock, SimulationRun
+from costapp.runs import pipeline
+from costapp.scenarios import services
 
 from .runs_helpers import analyst, post_json, scenario_document
 
@@ -132,7 +133,7 @@ def test_a_worker_killed_with_its_process_group_mid_run_is_picked_up_and_finishe
     # timeout, and the periodic check (run here at once, as beat would after RUN_STALE_AFTER_S)
     # re-publishes the work not yet stored
     rescuer = celery_workers(concurrency=2, env=short)
-    assert services.runs_requeue_stale(stale_after=timedelta(0)) == [run_id]
+    assert pipeline.runs_requeue_stale(stale_after=timedelta(0)) == [run_id]
     seen = watch(run_id)
     assert seen[-1] == ("succeeded", 100), seen
     finished = SimulationRun.objects.get(pk=run_id)
@@ -181,7 +182,7 @@ def test_block_results_travel_through_redis_and_lost_ones_are_computed_again(
             owner=alice, name="s", document=scenario_document(paths=3_000, seed=6)
         )
         with override_settings(RUN_BLOCKS_PER_TASK=1):
-            finished = services.run_create(scenario=scenario)
+            finished = pipeline.run_create(scenario=scenario)
         assert finished.status == "succeeded", finished.error
         run = SimulationRun.objects.create(
             scenario=scenario,
@@ -191,16 +192,16 @@ def test_block_results_travel_through_redis_and_lost_ones_are_computed_again(
             gpus=finished.gpus,
             units=finished.units,
         )
-        services.run_block_execute(run_id=run.id, kind="deterministic", unit=0)
-        services.run_block_execute(run_id=run.id, kind="montecarlo", unit=0)
-        services.run_block_execute(run_id=run.id, kind="montecarlo", unit=1)
+        pipeline.run_block_execute(run_id=run.id, kind="deterministic", unit=0)
+        pipeline.run_block_execute(run_id=run.id, kind="montecarlo", unit=0)
+        pipeline.run_block_execute(run_id=run.id, kind="montecarlo", unit=1)
         client = redis.Redis.from_url(settings.REDIS_URL)
         key = f"costapp:run:{run.id}:montecarlo:0"
         assert len(client.get(key)) > 100_000
         assert bytes(RunBlock.objects.get(run=run, kind="montecarlo", unit=0).payload) == b""
         client.delete(key)  # as if Redis restarted without it
-        with caplog.at_level("WARNING", logger="costapp.services"):
-            services.run_block_execute(run_id=run.id, kind="montecarlo", unit=2)
+        with caplog.at_level("WARNING", logger="costapp.runs.pipeline"):
+            pipeline.run_block_execute(run_id=run.id, kind="montecarlo", unit=2)
         assert "1 block results lost before the merge" in caplog.text
         run.refresh_from_db()
         assert run.status == "succeeded"

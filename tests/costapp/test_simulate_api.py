@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from costapp import services
+from costapp.scenarios import services
 
 from .runs_helpers import analyst, post_json, scenario_document
 

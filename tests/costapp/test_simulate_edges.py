@@ -8,7 +8,7 @@ import re
 import pytest
 from django.core.management import call_command
 
-from costapp.services import scenario_simulate
+from costapp.scenarios.services import scenario_simulate
 from costapp.tco import ScenarioError, loads
 from tests.tco.edge_documents import all_finite, hostile_documents, rich_document
 

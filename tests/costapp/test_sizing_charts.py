@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from costapp import charts, sizing_summary
+from costapp import charts
+from costapp.reports import sizing_summary
 from costapp.tco import montecarlo, sizing
 from tests.tco.helpers import plan_of, run, scenario
 

@@ -11,7 +11,7 @@ from django.test import override_settings
 from django.urls import reverse
 
 from accounts.roles import VIEWER
-from costapp.services import scenario_simulate
+from costapp.scenarios.services import scenario_simulate
 from hardware.gpu_table import read_gpu_table
 from hardware.models import EgressTier, InstanceOffer, InstancePrice, Provider
 from hardware.selectors import cheapest_prices, providers_list

@@ -13,7 +13,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from costapp.services import scenario_simulate
+from costapp.scenarios.services import scenario_simulate
 from costapp.tco import ScenarioError, escape_text, loads
 
 

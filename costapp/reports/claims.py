@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-CLAIMS_DIR = Path(__file__).resolve().parent / "data" / "claims"
+CLAIMS_DIR = Path(__file__).resolve().parent.parent / "data" / "claims"
 
 
 @dataclass(frozen=True)

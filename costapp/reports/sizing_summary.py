@@ -3,7 +3,7 @@ result document alone: the scenario's own size, which candidates qualify for ``b
 others do not, and one sentence per sweep in plain words.
 
 Pure functions of the result document (its ``inputs`` are the normalised scenario), shared by the
-sizing charts (``costapp/charts.py``) and the run page.
+sizing charts (``costapp/charts/sizing.py``), the copy at the best size and the run page.
 """
 
 from __future__ import annotations

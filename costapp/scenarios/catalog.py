@@ -1,4 +1,4 @@
-"""Reads for the cost side: catalog rows -> engine inputs.
+"""The catalog as a scenario needs it: catalog rows -> engine inputs.
 
 The engine (``costapp.tco``) never touches the database: the figures and catalog references a
 scenario needs are looked up here and handed to it as plain numbers. This module is the seam:
@@ -10,7 +10,7 @@ A database error is never taken for "not in the catalog": it propagates. Only th
 may choose the GPU table shipped with the project instead of the catalog, and the result says so.
 """
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
@@ -387,93 +387,3 @@ def _quote_warnings(option: dict, refs: CatalogRefs, today: date) -> list[str]:
     elif standing["valid_until"] is not None and standing["valid_until"] < today:
         warnings.append(f"{subject} was valid until {standing['valid_until'].isoformat()}.")
     return warnings
-
-
-def scenarios_visible(*, user: Any) -> Any:
-    """The scenarios ``user`` may read: their own and the shared ones, newest first."""
-    from django.db.models import Q
-
-    from costapp.models import Scenario
-
-    return Scenario.objects.filter(Q(owner=user) | Q(shared=True)).select_related("owner")
-
-
-def runs_visible(*, user: Any) -> Any:
-    """The runs ``user`` may read: those of the scenarios they may read, newest first."""
-    from django.db.models import Q
-
-    from costapp.models import SimulationRun
-
-    return (
-        SimulationRun.objects.filter(Q(scenario__owner=user) | Q(scenario__shared=True))
-        .select_related("scenario")
-        .order_by("-created", "-id")
-    )
-
-
-def runs_succeeded_visible(*, user: Any) -> Any:
-    """The succeeded runs ``user`` may read (those a comparison can use), newest first, without
-    their heavy fields (inputs, result, curves)."""
-    from costapp.models import SimulationRun
-
-    return (
-        runs_visible(user=user)
-        .filter(status=SimulationRun.Status.SUCCEEDED, result__isnull=False)
-        .defer("inputs", "gpus", "result", "monthly_breakdown_usd", "cost_curves", "units")
-    )
-
-
-RUN_CHARTS_CACHE_S = 86_400
-"""How long a succeeded run's charts stay in the cache [s]."""
-
-
-def run_charts_cache_key(kind: str, *, run: Any) -> str:
-    """The cache key of a run's charts of ``kind`` (``run-charts``, ``run-sizing-charts``): the
-    run, when it finished, and the version of the chart code (``costapp.charts.CHARTS_VERSION``),
-    so figures cached before a change of the charts are never served after it."""
-    from costapp import charts
-
-    finished = run.finished.isoformat() if run.finished else ""
-    return f"{kind}:{charts.CHARTS_VERSION}:{run.pk}:{finished}"
-
-
-def _run_cached(*, run: Any, kind: str, build: Callable[[], list[Any]]) -> list[Any]:
-    """What ``build()`` makes of a succeeded run, from the cache under
-    :func:`run_charts_cache_key` (its result never changes once it finished); built and put
-    there when missing."""
-    from django.core.cache import cache
-
-    key = run_charts_cache_key(kind, run=run)
-    found: list[Any] | None = cache.get(key)
-    if found is None:
-        found = build()
-        cache.set(key, found, RUN_CHARTS_CACHE_S)
-    return found
-
-
-def run_charts(*, run: Any) -> list[Any]:
-    """The charts (``costapp.charts.result_charts``) of a succeeded run, from the cache: its
-    result and cost curves never change. ``costapp.services.run_finish`` puts them there when the
-    run finishes; they are built again here when the cache has lost them."""
-    from costapp import charts
-
-    assert run.result is not None
-    return _run_cached(
-        run=run, kind="run-charts", build=lambda: charts.result_charts(run.result, run.cost_curves)
-    )
-
-
-def run_sizing_charts(*, run: Any) -> list[Any]:
-    """The sizing charts (``costapp.charts.sizing_charts``, one per sweep) of a succeeded run,
-    from the cache like :func:`run_charts`, with the P10–P90 bands stored beside the run (none
-    for runs from before them)."""
-    from costapp import charts
-
-    assert run.result is not None
-    if not run.result.get("sizing"):
-        return []
-    return _run_cached(
-        run=run,
-        kind="run-sizing-charts",
-        build=lambda: charts.sizing_charts(run.result, run.sizing_bands),
-    )

@@ -1,7 +1,7 @@
 """The scenario builder's pages: a new scenario, the edit of one by its owner, its JSON view, the
 offer picker, and duplicating and sharing a scenario.
 
-The builder's forms (``costapp.forms``) build the scenario document; the engine checks it when it
+The builder's forms (``costapp.builder``) build the scenario document; the engine checks it when it
 is saved (``services.scenario_create`` / ``scenario_update``) and its messages are shown at the
 fields their paths name; an invalid document stores nothing. Another user's shared scenario may
 be read and duplicated but not edited or shared (403); a private one answers 404.
@@ -17,10 +17,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods
 
-from costapp import selectors, services
-from costapp.forms import CatalogChoices, ScenarioBuilder, catalog_choices
+from accounts.decorators import analyst_required
+from costapp.builder.aggregate import ScenarioBuilder
+from costapp.builder.catalog import CatalogChoices, catalog_choices
 from costapp.models import Scenario
-from costapp.run_views import analyst_required
+from costapp.scenarios import catalog as scenario_catalog
+from costapp.scenarios import selectors, services
 from costapp.tco import FieldError, ScenarioError, loads, schema
 from hardware import selectors as catalog
 
@@ -59,7 +61,7 @@ def _offer_standing(builder: ScenarioBuilder) -> dict[int, Any]:
         if reference is None:
             continue
         provider, instance, region = reference
-        terms = selectors.offer_terms(provider=provider, instance=instance, region=region)
+        terms = scenario_catalog.offer_terms(provider=provider, instance=instance, region=region)
         if terms is None:
             found[index] = False
             continue

@@ -1,29 +1,32 @@
 """Server-rendered pages of scenarios and runs: lists, a scenario with its runs and a Run
 button, a run's page (a progress bar polled by htmx, then the result with its charts, key figures,
-assumptions and downloads), and a run's downloads (XLSX, the result JSON).
+assumptions and downloads), a run's downloads (XLSX, the result JSON), and two runs side by side
+(``/runs/compare/?a=<id>&b=<id>``).
 
 Analysts and above; another user's private scenario (and its runs) answers 404; only a
 scenario's owner may run it or cancel its runs (403 for others), as in the API.
 """
 
-import io
 import json
-from collections.abc import Callable
-from functools import wraps
 from typing import Any
 
-import pandas as pd
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from accounts.decorators import analyst_required
 from accounts.roles import ANALYST, user_has_role
-from costapp import charts, selectors, services, sizing_summary
-from costapp.comparison import dotted_leaves, value_text
+from costapp import charts
 from costapp.models import Scenario, SimulationRun
+from costapp.reports import comparison, sizing_summary
+from costapp.reports.categories import CATEGORY_FORMULAS
+from costapp.reports.comparison import dotted_leaves, value_text
+from costapp.runs import chart_cache, pipeline
+from costapp.runs.exports import run_workbook
+from costapp.runs.store import BrokerUnavailable
+from costapp.scenarios import selectors, services
 from costapp.tco import ScenarioError
 
 HEAVY_FIELDS = (
@@ -39,63 +42,6 @@ HEAVY_FIELDS = (
 
 RECENT = 5
 """How many scenarios and runs the dashboard lists."""
-
-CATEGORY_FORMULAS: list[tuple[str, str]] = [
-    (
-        "compute",
-        "cloud on-demand: busy GPU-hours × rate × (1 + c)^((m − 1)/12) (fixed scaling: "
-        "max(peak GPUs × hours per month, busy) × rate × trend); spot: the same × "
-        "(1 + interruption_overhead); committed: committed GPUs × hours per month × committed "
-        "rate (renewed at the trended price each term) + overflow × on-demand rate × trend; "
-        "dedicated: servers × USD per server-month",
-    ),
-    (
-        "egress",
-        "cloud: each month's GB priced through the tiers (or the flat USD per GB); dedicated: "
-        "max(0, egress TB − included TB) × overage USD per TB; on-prem: egress TB × USD per TB",
-    ),
-    (
-        "support",
-        "cloud: support_fraction × (compute + egress); on-prem, in service: capex × "
-        "support_fraction_per_year / 12",
-    ),
-    ("setup", "dedicated: setup_usd in month 0"),
-    ("upfront", "committed cloud: upfront_usd at the start of each term (months 0, T, 2T … < H)"),
-    ("capex", "on-prem without financing: servers × capex per server in month 0"),
-    (
-        "financing",
-        "on-prem with financing: level payment C × i / (1 − (1 + i)^−n), i = apr / 12, in months "
-        "1 … min(n, H), plus the principal still owed after month H paid in month H",
-    ),
-    (
-        "power",
-        "on-prem, in service: servers × server kW × (idle fraction + (1 − idle fraction) × "
-        "utilization) × PUE × hours per month × USD per kWh",
-    ),
-    ("colo", "on-prem, in service: servers × server kW × colo USD per kW-month"),
-    ("staff", "on-prem: staff USD per month, every month"),
-    ("residual", "on-prem: − capex × residual_fraction in month H (resale value)"),
-    ("bridge", "on-prem before service: the months' work × bridge USD per GPU-hour"),
-    (
-        "burst",
-        "dedicated and on-prem in service: work beyond capacity × burst USD per GPU-hour "
-        "(without a burst price it is shortfall and the option is infeasible)",
-    ),
-]
-"""Each cost category's formula, as docs/scenario-format.md ("Options") states it."""
-
-
-def analyst_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """Signed in (else the login page) and analyst or above (else 403)."""
-
-    @login_required
-    @wraps(view)
-    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if not user_has_role(request.user, ANALYST):
-            raise PermissionDenied("Scenarios and runs are for analysts and above.")
-        return view(request, *args, **kwargs)
-
-    return wrapped
 
 
 def _scenario(request: HttpRequest, pk: int) -> Scenario:
@@ -151,8 +97,8 @@ def _scenario_run(request: HttpRequest, found: Scenario) -> HttpResponse:
     down, say so and store nothing."""
     _owner_only(request, found, "run it")
     try:
-        run = services.run_create(scenario=found)
-    except services.BrokerUnavailable as exc:
+        run = pipeline.run_create(scenario=found)
+    except BrokerUnavailable as exc:
         messages.error(request, f"The run was not started: {exc}")
         return redirect("scenario", pk=found.pk)
     except ScenarioError as exc:
@@ -174,9 +120,9 @@ def runs(request: HttpRequest) -> HttpResponse:
 
 
 def run_charts(*, run: SimulationRun) -> list[charts.Chart]:
-    """The charts of a succeeded run (``costapp.selectors.run_charts``: built when it finished,
-    kept in the cache)."""
-    return selectors.run_charts(run=run)
+    """The charts of a succeeded run (``costapp.runs.chart_cache.run_charts``: built when it
+    finished, kept in the cache)."""
+    return chart_cache.run_charts(run=run)
 
 
 def _run_context(request: HttpRequest, run: SimulationRun) -> dict[str, Any]:
@@ -219,7 +165,7 @@ def run_status(request: HttpRequest, pk: int) -> HttpResponse:
 def _run_cancel(request: HttpRequest, found: SimulationRun) -> HttpResponse:
     """Cancel a queued or running run (its scenario's owner only)."""
     _owner_only(request, found.scenario, "cancel its runs")
-    if services.run_cancel(run=found):
+    if pipeline.run_cancel(run=found):
         messages.success(request, "The run was cancelled.")
     else:
         messages.error(request, f"The run has already ended ({found.status}).")
@@ -245,38 +191,6 @@ def run_xlsx(request: HttpRequest, pk: int) -> HttpResponse:
     )
     response["Content-Disposition"] = f'attachment; filename="run-{found.pk}.xlsx"'
     return response
-
-
-OPTION_COLUMNS = [
-    ("option", "name"),
-    ("type", "type"),
-    ("gpu", "gpu"),
-    ("feasible", "feasible"),
-    ("provisioned_gpus", "provisioned_gpus"),
-    ("total_usd", "total_usd"),
-    ("npv_usd", "npv_usd"),
-    ("break_even_month", "break_even_month"),
-    ("usd_per_busy_gpu_hour", "usd_per_busy_gpu_hour"),
-    ("savings_vs_baseline_pct", "savings_vs_baseline_pct"),
-    ("average_utilization", "average_utilization"),
-    ("break_even_utilization", "break_even_utilization"),
-    ("shortfall_gpu_hours", "shortfall_gpu_hours"),
-]
-
-
-def run_workbook(*, run: SimulationRun) -> bytes:
-    """The XLSX bytes of a succeeded run (pandas + openpyxl)."""
-    assert run.result is not None
-    monthly = pd.DataFrame(services.run_monthly_rows(run=run), columns=services.MONTHLY_CSV_COLUMNS)
-    options = pd.DataFrame(
-        [[option.get(key) for _column, key in OPTION_COLUMNS] for option in run.result["options"]],
-        columns=[column for column, _key in OPTION_COLUMNS],
-    )
-    out = io.BytesIO()
-    with pd.ExcelWriter(out, engine="openpyxl") as writer:
-        monthly.to_excel(writer, sheet_name="monthly", index=False, freeze_panes=(1, 0))
-        options.to_excel(writer, sheet_name="options", index=False, freeze_panes=(1, 0))
-    return out.getvalue()
 
 
 @analyst_required
@@ -329,7 +243,7 @@ def run_sizing(*, run: SimulationRun) -> list[dict[str, Any]]:
     sweeps = result.get("sizing") or []
     out: list[dict[str, Any]] = []
     for index, (sweep, chart) in enumerate(
-        zip(sweeps, selectors.run_sizing_charts(run=run), strict=True)
+        zip(sweeps, chart_cache.run_sizing_charts(run=run), strict=True)
     ):
         own = sizing_summary.own_size(result, index)
         best = sweep["best"]
@@ -392,3 +306,51 @@ def run_sizing_copy(request: HttpRequest, pk: int, sweep: int) -> HttpResponse:
         f"{found.pk}. It is yours and private; run it to see its figures.",
     )
     return redirect("scenario", pk=copied.pk)
+
+
+# --- two runs side by side ---------------------------------------------------------------------
+
+
+def _run_id(request: HttpRequest, name: str) -> int | None:
+    raw = request.GET.get(name, "").strip()
+    return int(raw) if raw.isdigit() else None
+
+
+def _not_comparable(run: SimulationRun) -> str | None:
+    if run.status == SimulationRun.Status.SUCCEEDED and run.result is not None:
+        return None
+    return (
+        f"Run {run.pk} of “{run.scenario.name}” has not succeeded (it is {run.status}): only "
+        "runs that succeeded have figures to compare."
+    )
+
+
+@analyst_required
+@require_GET
+def runs_compare(request: HttpRequest) -> HttpResponse:
+    """Two runs side by side: key figures per option with their differences, the cumulative
+    cost of both, and the inputs that differ."""
+    ids = {name: _run_id(request, name) for name in ("a", "b")}
+    missing = [name for name, pk in ids.items() if pk is None]
+    if missing:
+        context: dict[str, Any] = {
+            "problems": [
+                f"“{name}” must be the number of a run (/runs/compare/?a=RUN&b=RUN)."
+                for name in missing
+            ]
+        }
+        return render(request, "runs/compare.html", context, status=400)
+    visible = selectors.runs_visible(user=request.user)
+    run_a = get_object_or_404(visible, pk=ids["a"])
+    run_b = get_object_or_404(visible, pk=ids["b"])
+    problems = [p for p in (_not_comparable(run_a), _not_comparable(run_b)) if p]
+    context = {"run_a": run_a, "run_b": run_b, "problems": problems}
+    if problems:
+        return render(request, "runs/compare.html", context, status=409)
+    if run_a.result is None or run_b.result is None:  # for the type checker: checked above
+        raise Http404("no result")
+    context["comparison"] = comparison.results_compare(run_a.result, run_b.result)
+    context["chart"] = charts.comparison_cumulative_chart(
+        run_a.result, run_b.result, label_a=f"run {run_a.pk}", label_b=f"run {run_b.pk}"
+    )
+    return render(request, "runs/compare.html", context)

@@ -1,0 +1,141 @@
+"""The builder's kinds of form field, each made from a field of the engine's tables (:mod:`costapp.tco.schema`), and values written as the form shows them."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from django import forms
+
+from costapp.tco import FieldSpec
+
+if TYPE_CHECKING:
+    pass
+from costapp.builder.labels import NOTES, field_help, label_of, shown
+
+INTEGER = re.compile(r"[+-]?\d+")
+"""A whole number as the form takes it (a sign, digits)."""
+
+
+class NumberField(forms.Field):
+    """A number as typed: ``36`` is the integer 36 and ``36.0`` the float 36.0, so a value read
+    from a document goes back into it unchanged; the contract's ranges are the engine's to check."""
+
+    widget = forms.NumberInput(attrs={"step": "any"})
+    default_error_messages = {"invalid": "Enter a number."}
+
+    def to_python(self, value: Any) -> int | float | None:
+        text = str(value).strip() if value is not None else ""
+        if not text:
+            return None
+        if INTEGER.fullmatch(text):
+            return int(text)
+        try:
+            number = float(text)
+        except ValueError:
+            raise forms.ValidationError(self.error_messages["invalid"], code="invalid") from None
+        if not math.isfinite(number):
+            raise forms.ValidationError(self.error_messages["invalid"], code="invalid")
+        return number
+
+
+class TiersField(forms.CharField):
+    """Egress tiers, one a line: ``up to TB, USD per GB``; ``rest`` (or ``-``) for the last,
+    unbounded tier."""
+
+    widget = forms.Textarea(attrs={"rows": 3, "cols": 28})
+    OPEN = {"rest", "-", "none", "null"}
+
+    # The cleaned value is the parsed tiers, not the text: a deliberate change of CharField's type.
+    def to_python(self, value: Any) -> list[dict[str, Any]] | None:  # type: ignore[override]
+        text = super().to_python(value)
+        if not text:
+            return None
+        tiers: list[dict[str, Any]] = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            parts = [part for part in re.split(r"[,\s;]+", line.strip()) if part]
+            if not parts:
+                continue
+            if len(parts) > 2:
+                raise forms.ValidationError(
+                    f"line {number}: write 'up to TB, USD per GB', not {line.strip()!r}"
+                )
+            tier: dict[str, Any] = {}
+            for key, part in zip(("up_to_tb", "usd_per_gb"), parts, strict=False):
+                if key == "up_to_tb" and part.lower() in self.OPEN:
+                    tier[key] = None
+                    continue
+                try:
+                    tier[key] = NumberField().to_python(part)
+                except forms.ValidationError:
+                    raise forms.ValidationError(
+                        f"line {number}: {part!r} is not a number"
+                    ) from None
+            tiers.append(tier)
+        return tiers or None
+
+
+def tiers_text(tiers: Any) -> str:
+    """The text of the tiers field for a document's ``egress_tiers``."""
+    if not isinstance(tiers, list):
+        return json.dumps(tiers)
+    lines = []
+    for tier in tiers:
+        if not isinstance(tier, dict):
+            lines.append(json.dumps(tier))
+            continue
+        up = tier.get("up_to_tb")
+        lines.append(
+            ", ".join(
+                ["rest" if up is None else value_text(up), value_text(tier.get("usd_per_gb"))]
+            )
+        )
+    return "\n".join(lines)
+
+
+def value_text(value: Any) -> str:
+    """A document's value as a form field shows it (``None``: empty; floats exactly)."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, int | str):
+        return str(value)
+    return json.dumps(value)
+
+
+def spec_field(
+    name: str,
+    spec: FieldSpec,
+    *,
+    note: str | None = None,
+    choices: Sequence[tuple[str, str]] | None = None,
+) -> forms.Field:
+    """The form field of one contract field: empty allowed (absent: the default applies), its
+    default as the placeholder and its default and range as help text."""
+    help_text = field_help(spec, note if note is not None else NOTES.get(name))
+    label = label_of(name)
+    if spec.kind in ("whole", "number"):
+        attrs = {"step": "any"}
+        if spec.default is not None:
+            attrs["placeholder"] = shown(spec.default)
+        return NumberField(
+            required=False, label=label, help_text=help_text, widget=forms.NumberInput(attrs)
+        )
+    if spec.kind == "choice" or choices is not None:
+        if spec.default is not None:
+            empty = f"(default: {spec.default})"
+        elif spec.required:
+            empty = "(choose)"
+        else:
+            empty = "(default)"
+        options = list(choices) if choices is not None else [(c, c) for c in spec.choices]
+        return forms.ChoiceField(
+            required=False, label=label, help_text=help_text, choices=[("", empty), *options]
+        )
+    return forms.CharField(required=False, strip=False, label=label, help_text=help_text)

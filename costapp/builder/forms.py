@@ -1,0 +1,432 @@
+"""The builder's forms: the scenario's own fields, and one form per row (a workload, an option, a sizing sweep), their fields from the engine's tables."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from django import forms
+from django.forms import formset_factory
+
+from costapp.tco import FieldSpec, schema, swept_field
+
+if TYPE_CHECKING:
+    pass
+from costapp.builder.catalog import CatalogChoices
+from costapp.builder.fields import INTEGER, NumberField, TiersField, spec_field
+from costapp.builder.labels import NOTES, label_of
+
+QUANTITY_LABELS = {
+    "demand_multiplier": "Demand multiplier",
+    "cloud_price_change_per_year": "Cloud price change per year",
+    "usd_per_kwh_multiplier": "Electricity price multiplier",
+    "interruption_overhead": "Spot interruption overhead",
+}
+
+DIST_PARAMS = ("low", "mode", "high", "mean", "sd")
+
+
+def _with_value(choices: list[tuple[str, str]], value: Any, what: str) -> list[tuple[str, str]]:
+    """The choices, plus the bound value when the catalog lacks it (the engine then says so)."""
+    if value and all(value != key for key, label_of in choices):
+        return [*choices, (str(value), f"{value} ({what} not in the catalog)")]
+    return choices
+
+
+class ScenarioForm(forms.Form):
+    """The top level of a scenario, the scenario's own description and sharing, and the
+    ``simulation`` block."""
+
+    description = forms.CharField(
+        required=False,
+        label="Description",
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="free text for the readers of the scenario (not part of the document)",
+    )
+    shared = forms.BooleanField(
+        required=False,
+        label="Shared with every analyst",
+        help_text="others may read, run copies of, but not change it",
+    )
+    simulate = forms.BooleanField(
+        required=False,
+        label="Simulate uncertainty (Monte Carlo)",
+        help_text="adds the simulation block: paths, seed and the distributions below",
+    )
+
+    TOP = ("name", "horizon_months", "hours_per_month", "discount_rate", "egress_tb_per_month")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for name in (*self.TOP, "baseline"):
+            self.fields[name] = spec_field(name, schema.TOP_LEVEL_FIELDS[name])
+        self.fields["name"].required = False
+        for name, spec in schema.SIMULATION_FIELDS.items():
+            self.fields[name] = spec_field(name, spec)
+        for quantity in schema.SIMULATED_QUANTITIES:
+            label = QUANTITY_LABELS[quantity]
+            self.fields[f"{quantity}_dist"] = forms.ChoiceField(
+                required=False,
+                label=f"{label}: distribution",
+                choices=[("", "(none: as in the document)")]
+                + [(d, d) for d in schema.DISTRIBUTIONS],
+            )
+            for param in DIST_PARAMS:
+                self.fields[f"{quantity}_{param}"] = NumberField(
+                    required=False, label=f"{label}: {param}"
+                )
+
+    def top_fields(self) -> list[forms.BoundField]:
+        return [self[name] for name in (*self.TOP, "baseline", "description", "shared")]
+
+    def distributions(self) -> list[dict[str, Any]]:
+        """Per simulated quantity: its label, its distribution field and its parameter fields
+        (with the distributions each belongs to)."""
+        found = []
+        for quantity in schema.SIMULATED_QUANTITIES:
+            params = []
+            for param in DIST_PARAMS:
+                dists = [d for d, table in schema.DISTRIBUTION_FIELDS.items() if param in table]
+                params.append((self[f"{quantity}_{param}"], " ".join(dists)))
+            found.append(
+                {
+                    "label": QUANTITY_LABELS[quantity],
+                    "dist": self[f"{quantity}_dist"],
+                    "params": params,
+                }
+            )
+        return found
+
+
+def _owners(tables: Mapping[str, Mapping[str, FieldSpec]]) -> dict[str, list[str]]:
+    owners: dict[str, list[str]] = {}
+    for kind, table in tables.items():
+        for key in table:
+            owners.setdefault(key, []).append(kind)
+    return owners
+
+
+class RowForm(forms.Form):
+    """A row of a formset whose visible fields depend on its type (and billing)."""
+
+    def __init__(self, *args: Any, catalog: CatalogChoices | None = None, **kwargs: Any) -> None:
+        self.catalog = catalog or CatalogChoices()
+        super().__init__(*args, **kwargs)
+
+    def value(self, name: str) -> Any:
+        """The bound, raw value of a field (before cleaning)."""
+        if self.is_bound:
+            return self.data.get(self.add_prefix(name))
+        return self.initial.get(name)
+
+    def is_blank(self) -> bool:
+        """Nothing typed in this row (a row added and left empty is not part of the document)."""
+        return not any(
+            self[name].value() not in (None, "", False) for name in self.fields if name != "DELETE"
+        )
+
+    def shows(self, name: str) -> bool:
+        """Whether field ``name`` is shown for this row's type and billing (the page hides the
+        others, so an error must not be put there)."""
+        kind = str(self.value("type") or "")
+        billing = str(self.value("billing") or "on_demand")
+        for bound, types, billings in self.layout():
+            if bound.name == name:
+                return (not types or kind in types.split()) and (
+                    not billings or billing in billings.split()
+                )
+        return False
+
+    def layout(self) -> list[tuple[forms.BoundField, str, str]]:
+        raise NotImplementedError
+
+    def unsaved(self) -> list[tuple[str, str]]:
+        """The values typed into fields of another type or billing than the row's: (label,
+        value as typed), in order. The page hides those fields and the document leaves them out,
+        so the row says which values will not be saved (the page's script keeps it current)."""
+        found = []
+        for bound, _types, _billings in self.layout():
+            value = self.value(bound.name)
+            text = value.strip() if isinstance(value, str) else value
+            if text in (None, "") or self.shows(bound.name):
+                continue
+            found.append((str(bound.label), str(text)))
+        return found
+
+    def unsaved_values(self) -> str:
+        """:meth:`unsaved` as "label = value, …" ("" when there are none)."""
+        return ", ".join(f"{label} = {value}" for label, value in self.unsaved())
+
+    def unsaved_text(self) -> str:
+        """:meth:`unsaved` in words, shown next to the type ("" when nothing is left out)."""
+        unsaved = self.unsaved()
+        if not unsaved:
+            return ""
+        what = "type and billing" if "billing" in self.fields else "type"
+        them = "them" if len(unsaved) > 1 else "it"
+        return f"Not saved with this {what}: {self.unsaved_values()}. Switch back to keep {them}."
+
+    def is_removed(self) -> bool:
+        return bool(self.is_bound and self["DELETE"].value() not in (None, "", "false", False))
+
+
+WORKLOAD_OWNERS = _owners(schema.WORKLOAD_TYPE_FIELDS)
+
+
+class WorkloadForm(RowForm):
+    """One workload: the common fields and those of each type (shown for its type)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for name, spec in schema.WORKLOAD_COMMON_FIELDS.items():
+            if name == "gpu":
+                choices = _with_value(self.catalog.gpus, self.value("gpu"), "GPU")
+                self.fields[name] = spec_field(
+                    name, spec, note=NOTES["gpu_workload"], choices=choices
+                )
+            else:
+                self.fields[name] = spec_field(name, spec)
+        for table in schema.WORKLOAD_TYPE_FIELDS.values():
+            for name, spec in table.items():
+                if name not in self.fields:
+                    self.fields[name] = spec_field(name, spec)
+        self.fields["DELETE"] = forms.BooleanField(required=False, widget=forms.HiddenInput)
+
+    def layout(self) -> list[tuple[forms.BoundField, str, str]]:
+        """(field, the types it belongs to or "" for all, billings ""), in order."""
+        return [
+            (self[name], " ".join(WORKLOAD_OWNERS.get(name, [])), "")
+            for name in self.fields
+            if name != "DELETE"
+        ]
+
+    def workload(self) -> dict[str, Any]:
+        """The workload's document: the fields of its type that are filled in."""
+        data = self.cleaned_data
+        kind = data.get("type") or ""
+        keys = list(schema.WORKLOAD_COMMON_FIELDS)
+        keys += list(schema.WORKLOAD_TYPE_FIELDS.get(kind, {}))
+        return {key: data[key] for key in keys if data.get(key) not in (None, "")}
+
+
+OPTION_OWNERS = _owners(schema.OPTION_TYPE_FIELDS)
+BILLING_OWNERS = _owners(schema.BILLING_FIELDS)
+
+OPTION_FORM_FIELDS: dict[str, tuple[str, ...]] = {
+    "offer": ("offer_provider", "offer_instance", "offer_region"),
+    "financing": ("financing_apr", "financing_term_months"),
+}
+"""Nested objects of an option and the form fields of their members."""
+
+QUOTE_FIELDS = {"dedicated": "dedicated_quote", "on_prem": "purchase_quote"}
+
+
+class OptionForm(RowForm):
+    """One option: the common fields, those of each type and cloud billing (shown for its type
+    and billing), the offer and financing objects as their members' fields, and the quote as a
+    picker of dedicated-server or purchase quotes."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.owners: dict[str, tuple[list[str], list[str]]] = {}
+        for name, spec in schema.OPTION_COMMON_FIELDS.items():
+            if name == "gpu":
+                choices = _with_value(self.catalog.gpus, self.value("gpu"), "GPU")
+                self.fields[name] = spec_field(
+                    name, spec, note=NOTES["gpu_option"], choices=choices
+                )
+            else:
+                self.fields[name] = spec_field(name, spec)
+            self.owners[name] = ([], [])
+        billing_specs = {k: v for table in schema.BILLING_FIELDS.values() for k, v in table.items()}
+        for kind, table in schema.OPTION_TYPE_FIELDS.items():
+            for name, spec in table.items():
+                self._add(kind, name, spec)
+                if kind == "cloud" and name == "billing":
+                    for key, key_spec in billing_specs.items():
+                        self._add("cloud", key, key_spec, billings=BILLING_OWNERS[key])
+        # where the price comes from first: the quote pickers right after the common fields
+        first = [*schema.OPTION_COMMON_FIELDS, "billing", *QUOTE_FIELDS.values()]
+        self.fields = {
+            **{name: self.fields[name] for name in first},
+            **{name: f for name, f in self.fields.items() if name not in first},
+        }
+        self.fields["DELETE"] = forms.BooleanField(required=False, widget=forms.HiddenInput)
+
+    def _add(
+        self, kind: str, name: str, spec: FieldSpec, billings: list[str] | None = None
+    ) -> None:
+        if name in self.owners:
+            self.owners[name][0].append(kind)
+            return
+        if name == "offer":
+            for member, key in zip(OPTION_FORM_FIELDS["offer"], schema.OFFER_FIELDS, strict=True):
+                self.fields[member] = forms.CharField(
+                    required=False,
+                    strip=False,
+                    label=label_of(member),
+                    help_text=f"the catalog's {key}; use “Find offers” to pick one",
+                )
+                self.owners[member] = ([kind], [])
+            return
+        if name == "financing":
+            for member, key in zip(
+                OPTION_FORM_FIELDS["financing"], schema.FINANCING_FIELDS, strict=True
+            ):
+                self.fields[member] = spec_field(
+                    member, schema.FINANCING_FIELDS[key], note="optional: a loan for the capex"
+                )
+                self.fields[member].help_text = self.fields[member].help_text.replace(
+                    "required", "required with financing", 1
+                )
+                self.owners[member] = ([kind], [])
+            return
+        if name == "quote":
+            form_name = QUOTE_FIELDS[kind]
+            if kind == "dedicated":
+                choices = _with_value(self.catalog.dedicated_quotes, self.value(form_name), "quote")
+            else:
+                choices = _with_value(self.catalog.purchase_quotes, self.value(form_name), "quote")
+            self.fields[form_name] = forms.ChoiceField(
+                required=False,
+                label=label_of(form_name),
+                help_text=NOTES["quote"],
+                choices=[("", "(none)"), *choices],
+            )
+            self.owners[form_name] = ([kind], [])
+            return
+        if name == "egress_provider":
+            choices = _with_value(self.catalog.egress_providers, self.value(name), "provider")
+            self.fields[name] = spec_field(name, spec, choices=choices)
+        elif name == "egress_tiers":
+            self.fields[name] = TiersField(
+                required=False, label=label_of(name), help_text=NOTES["egress_tiers"]
+            )
+        else:
+            self.fields[name] = spec_field(name, spec)
+        self.owners[name] = ([kind], list(billings or []))
+
+    def layout(self) -> list[tuple[forms.BoundField, str, str]]:
+        return [
+            (self[name], " ".join(self.owners[name][0]), " ".join(self.owners[name][1]))
+            for name in self.fields
+            if name != "DELETE"
+        ]
+
+    def form_name(self, key: str) -> str | list[str]:
+        """The form field(s) of an option's document ``key`` for this option's type."""
+        if key in OPTION_FORM_FIELDS:
+            return list(OPTION_FORM_FIELDS[key])
+        if key == "quote":
+            return QUOTE_FIELDS.get(self.cleaned_type(), "dedicated_quote")
+        return key
+
+    def cleaned_type(self) -> str:
+        data = getattr(self, "cleaned_data", None) or {}
+        return str(data.get("type") or self.value("type") or "")
+
+    def option(self) -> dict[str, Any]:
+        """The option's document: the fields of its type and billing that are filled in."""
+        data = self.cleaned_data
+        kind = data.get("type") or ""
+        keys = list(schema.OPTION_COMMON_FIELDS) + list(schema.OPTION_TYPE_FIELDS.get(kind, {}))
+        if kind == "cloud":
+            keys += list(schema.BILLING_FIELDS.get(data.get("billing") or "on_demand", {}))
+        found: dict[str, Any] = {}
+        for key in keys:
+            if key == "offer":
+                members = dict(zip(schema.OFFER_FIELDS, OPTION_FORM_FIELDS["offer"], strict=True))
+                offer = {k: data[m] for k, m in members.items() if data.get(m)}
+                if offer:
+                    found["offer"] = offer
+            elif key == "financing":
+                members = dict(
+                    zip(schema.FINANCING_FIELDS, OPTION_FORM_FIELDS["financing"], strict=True)
+                )
+                financing = {k: data[m] for k, m in members.items() if data.get(m) is not None}
+                if financing:
+                    found["financing"] = financing
+            elif key == "quote":
+                quote = data.get(QUOTE_FIELDS[kind])
+                if quote:
+                    found["quote"] = int(quote) if INTEGER.fullmatch(quote) else quote
+            elif data.get(key) not in (None, ""):
+                found[key] = data[key]
+        return found
+
+    def offer_reference(self) -> tuple[str, str, str] | None:
+        """The offer this option names (provider, instance, region), if all three are given."""
+        values = tuple(str(self.value(m) or "").strip() for m in OPTION_FORM_FIELDS["offer"])
+        return values if all(values) else None  # type: ignore[return-value]
+
+
+def unsizable_reason(option_type: object, billing: object = None) -> str | None:
+    """Why a sweep cannot size an option of this type and billing (as a sweep's choice says it:
+    "on-demand cloud"), or None when it can: the engine's own rule (``swept_field``)."""
+    if swept_field(option_type, billing) is not None:
+        return None
+    if option_type == "cloud":
+        return f"{str(billing or 'on_demand').replace('_', '-')} cloud"
+    return "no type chosen" if not option_type else f"{option_type} option"
+
+
+def sizable_table() -> dict[str, dict[str, str]]:
+    """``unsizable_reason`` for every option type (and none) × billing (and none), "" where a
+    sweep can size it: the page's script looks a row's type and billing up in it, so the rule is
+    written once."""
+    return {
+        option_type: {
+            billing: unsizable_reason(option_type, billing) or ""
+            for billing in ("", *schema.BILLINGS)
+        }
+        for option_type in ("", *schema.OPTION_TYPES)
+    }
+
+
+class SweepForm(RowForm):
+    """One sizing sweep (version 1.1). Its option is picked from the names of the scenario's
+    options that a sweep can size (``option_names``, the options bound to the builder, with
+    ``unsizable``: why each option that cannot be sized cannot; the page's script keeps the list
+    current as options are added, removed, renamed or change type or billing), plus the sweep's
+    own value when no option that can be sized has that name, marked with why (the engine then
+    says so at the field)."""
+
+    def __init__(
+        self,
+        *args: Any,
+        option_names: Sequence[str] = (),
+        unsizable: Mapping[str, str] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        unsizable = unsizable or {}
+        choices = [(name, name) for name in option_names if name not in unsizable]
+        current = self.value("option")
+        if current and current in unsizable:
+            choices.append((str(current), f"{current} (cannot be sized: {unsizable[current]})"))
+        elif current and current not in option_names:
+            choices.append((str(current), f"{current} (no option of that name)"))
+        for name, spec in schema.SWEEP_FIELDS.items():
+            if name == "option":
+                self.fields[name] = spec_field(name, spec, choices=choices)
+                self.fields[name].widget.attrs["data-option-names"] = ""
+                self.fields[name].widget.attrs["data-sizable"] = json.dumps(sizable_table())
+            else:
+                self.fields[name] = spec_field(name, spec)
+        self.fields[
+            "option"
+        ].help_text = "required: a committed cloud, dedicated or on-prem option of this scenario"
+        self.fields["DELETE"] = forms.BooleanField(required=False, widget=forms.HiddenInput)
+
+    def layout(self) -> list[tuple[forms.BoundField, str, str]]:
+        return [(self[name], "", "") for name in self.fields if name != "DELETE"]
+
+    def sweep(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        return {key: data[key] for key in schema.SWEEP_FIELDS if data.get(key) not in (None, "")}
+
+
+WorkloadFormSet = formset_factory(WorkloadForm, extra=0, max_num=schema.MAX_WORKLOADS)
+SweepFormSet = formset_factory(SweepForm, extra=0, max_num=schema.MAX_SWEEPS)
+OptionFormSet = formset_factory(OptionForm, extra=0, max_num=schema.MAX_OPTIONS)

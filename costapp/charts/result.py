@@ -1,0 +1,35 @@
+"""The charts of a result page, in reading order."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from costapp.charts.breakdown import breakdown_chart
+from costapp.charts.cumulative import cumulative_cost_chart
+from costapp.charts.fan import fan_chart
+from costapp.charts.unit_cost import usd_per_busy_gpu_hour_chart
+from costapp.charts.utilization import utilization_chart
+from hardware.charts import (
+    Chart,
+)
+
+
+def result_charts(
+    result: Mapping[str, Any], curves: Mapping[str, Any] | None = None
+) -> list[Chart]:
+    """The charts of a result page, in reading order: cumulative cost, breakdown, the fan (with
+    a simulation), cost per busy GPU-hour, and cost against utilization (with ``curves``).
+
+    A result with ``sizing`` (version 1.1) will add one chart per sweep (objective against size)
+    here, built the same way: a figure and the table of its numbers."""
+    charts = [cumulative_cost_chart(result), breakdown_chart(result)]
+    fan = fan_chart(result)
+    if fan is not None:
+        charts.append(fan)
+    charts.append(usd_per_busy_gpu_hour_chart(result))
+    if curves is not None:
+        utilization = utilization_chart(result, curves)
+        if utilization is not None:
+            charts.append(utilization)
+    return charts

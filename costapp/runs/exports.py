@@ -1,0 +1,71 @@
+"""A succeeded run's downloads: the rows of ``monthly.csv`` (docs/api.md) and the XLSX
+workbook of the run page.
+"""
+
+import io
+from typing import Any
+
+import pandas as pd
+
+from costapp.models import SimulationRun
+from costapp.reports.categories import COST_CATEGORIES
+
+
+def run_monthly_rows(*, run: SimulationRun) -> list[list[Any]]:
+    """The rows of a succeeded run's ``monthly.csv`` (docs/api.md): per option and month 0 … H,
+    the categories, ``total_usd`` and ``cumulative_usd`` [USD]."""
+    assert run.result is not None and run.monthly_breakdown_usd is not None
+    rows: list[list[Any]] = []
+    for option in run.result["options"]:
+        categories = run.monthly_breakdown_usd[option["name"]]
+        for month, (total, cumulative) in enumerate(
+            zip(option["monthly_usd"], option["cumulative_usd"], strict=True)
+        ):
+            rows.append(
+                [option["name"], month]
+                + [categories[category.name][month] for category in COST_CATEGORIES]
+                + [total, cumulative]
+            )
+    return rows
+
+
+MONTHLY_CSV_COLUMNS = [
+    "option",
+    "month",
+    *(category.name for category in COST_CATEGORIES),
+    "total_usd",
+    "cumulative_usd",
+]
+"""The columns of ``monthly.csv`` and of the workbook's sheet "monthly"."""
+
+
+OPTION_COLUMNS = [
+    ("option", "name"),
+    ("type", "type"),
+    ("gpu", "gpu"),
+    ("feasible", "feasible"),
+    ("provisioned_gpus", "provisioned_gpus"),
+    ("total_usd", "total_usd"),
+    ("npv_usd", "npv_usd"),
+    ("break_even_month", "break_even_month"),
+    ("usd_per_busy_gpu_hour", "usd_per_busy_gpu_hour"),
+    ("savings_vs_baseline_pct", "savings_vs_baseline_pct"),
+    ("average_utilization", "average_utilization"),
+    ("break_even_utilization", "break_even_utilization"),
+    ("shortfall_gpu_hours", "shortfall_gpu_hours"),
+]
+
+
+def run_workbook(*, run: SimulationRun) -> bytes:
+    """The XLSX bytes of a succeeded run (pandas + openpyxl)."""
+    assert run.result is not None
+    monthly = pd.DataFrame(run_monthly_rows(run=run), columns=MONTHLY_CSV_COLUMNS)
+    options = pd.DataFrame(
+        [[option.get(key) for _column, key in OPTION_COLUMNS] for option in run.result["options"]],
+        columns=[column for column, _key in OPTION_COLUMNS],
+    )
+    out = io.BytesIO()
+    with pd.ExcelWriter(out, engine="openpyxl") as writer:
+        monthly.to_excel(writer, sheet_name="monthly", index=False, freeze_panes=(1, 0))
+        options.to_excel(writer, sheet_name="options", index=False, freeze_panes=(1, 0))
+    return out.getvalue()

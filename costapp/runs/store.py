@@ -1,0 +1,119 @@
+"""The run pipeline's broker and block store: the broker check, publishing a task of the
+pipeline by its name (nothing imports the task module), and where block results wait for the
+merge (Redis with a broker, the ``RunBlock`` row in-process).
+"""
+
+from typing import Any
+
+from django.conf import settings
+
+from costapp.celery import app as celery_app
+from costapp.models import SimulationRun
+
+
+class BrokerUnavailable(Exception):
+    """The task broker does not answer: no run can be queued."""
+
+
+_REDIS_CLIENTS: dict[str, Any] = {}
+"""Redis clients by use and URL, one per process (see :func:`_redis`)."""
+
+
+def broker_check() -> None:
+    """Raise :class:`BrokerUnavailable` unless the broker answers (in-process tasks always do)."""
+    if not settings.REDIS_URL:
+        return
+    import redis
+
+    key = f"check {settings.REDIS_URL}"
+    client = _REDIS_CLIENTS.get(key)
+    if client is None:  # one per process: a new client would connect and introduce itself
+        client = _REDIS_CLIENTS[key] = redis.Redis.from_url(
+            settings.REDIS_URL, socket_connect_timeout=2, socket_timeout=2
+        )
+    try:
+        client.ping()
+    except redis.RedisError as exc:
+        raise BrokerUnavailable(
+            "The task queue (Redis) does not answer, so no run can be started now; "
+            "saved scenarios and results can still be read. Try again later."
+        ) from exc
+
+
+RUN_EXECUTE_TASK = "costapp.run_execute"
+"""The run task: publishes the block tasks a run still lacks (:func:`~costapp.runs.pipeline.run_execute`)."""
+RUN_BLOCK_TASK = "costapp.run_block"
+"""A block task: one unit of a run (:func:`~costapp.runs.pipeline.run_block_execute`)."""
+RUN_MERGE_TASK = "costapp.run_merge"
+"""The merge task, for a restarted run whose units are all stored (:func:`~costapp.runs.pipeline.run_merge`)."""
+RUNS_REQUEUE_STALE_TASK = "costapp.runs_requeue_stale"
+"""Beat's task: the runs with no sign of life requeued (:func:`~costapp.runs.pipeline.runs_requeue_stale`)."""
+
+
+def publish(task_name: str, *args: Any) -> None:
+    """Send a task message of the run pipeline, by the task's name, to ``RUN_QUEUE`` (empty: the
+    default queue), read now so that a changed setting counts (or, on the embedded default, run
+    the task now, in this process: the app registers the tasks at start, and a registered task's
+    signature applies through the task itself)."""
+    queue = settings.RUN_QUEUE
+    options = {"queue": queue} if queue else {}
+    celery_app.signature(task_name, args=args, **options).apply_async()
+
+
+# --- blocks: the units of work a run fans out ----------------------------------------------------
+
+
+# --- where block results wait for the merge ----------------------------------------------------
+#
+# With a broker (Redis), block results travel through Redis: a few MB per run for moments, much
+# faster to write and read than database rows; the RunBlock row (empty payload) is the record
+# that the unit is done. In-process (no Redis), the payload is kept on the row itself.
+
+BLOCK_PAYLOAD_TTL_S = 86_400
+"""How long a block result waits in Redis for its merge [s]."""
+
+
+def _redis() -> Any:
+    """The client of ``REDIS_URL``, one per process (and URL): its pool keeps the connections, so
+    a step does not connect and introduce itself to Redis again (milliseconds every time)."""
+    import redis
+
+    client = _REDIS_CLIENTS.get(settings.REDIS_URL)
+    if client is None:
+        client = _REDIS_CLIENTS[settings.REDIS_URL] = redis.Redis.from_url(settings.REDIS_URL)
+    return client
+
+
+def _payload_key(run_id: int, kind: str, unit: int) -> str:
+    return f"costapp:run:{run_id}:{kind}:{unit}"
+
+
+def payload_keep(*, run_id: int, kind: str, unit: int, payload: bytes) -> bytes:
+    """Keep a block result until the merge; what the RunBlock row itself holds."""
+    if not settings.REDIS_URL:
+        return payload
+    _redis().set(_payload_key(run_id, kind, unit), payload, ex=BLOCK_PAYLOAD_TTL_S)
+    return b""
+
+
+def payloads_fetch(
+    *, run_id: int, rows: list[tuple[str, int, bytes | memoryview]]
+) -> dict[tuple[str, int], bytes | None]:
+    """The block results of a run's rows; ``None`` where Redis no longer holds one."""
+    kept: dict[tuple[str, int], bytes | None] = {
+        (kind, unit): bytes(payload) for kind, unit, payload in rows
+    }
+    elsewhere = [key for key, payload in kept.items() if not payload]
+    if elsewhere:
+        values = _redis().mget([_payload_key(run_id, kind, unit) for kind, unit in elsewhere])
+        kept.update(zip(elsewhere, values, strict=True))
+    return kept
+
+
+def blocks_drop(run: SimulationRun) -> None:
+    """Forget a run's block results (rows and, with Redis, their payloads)."""
+    if settings.REDIS_URL:
+        keys = [_payload_key(run.pk, kind, unit) for kind, unit, _blocks in run.units]
+        if keys:
+            _redis().delete(*keys)
+    run.blocks.all().delete()

@@ -1,0 +1,225 @@
+"""Writes of scenarios, and pricing a document in this process.
+
+Services are keyword-only; they call the engine (``costapp.tco``) with plain numbers that the
+catalog reads (:mod:`costapp.scenarios.catalog`) looked up: a scenario created, updated,
+duplicated, shared or copied at a sweep's best size is checked by the engine first; a small
+document is priced at once (the command line, ``POST /api/v1/simulate/``, the claim pages).
+"""
+
+import copy
+import hashlib
+import json
+import math
+from typing import Any
+
+from django.utils import timezone
+
+from costapp.models import Scenario, SimulationRun
+from costapp.reports import sizing_summary
+from costapp.scenarios.catalog import (
+    GPU_TABLE_WARNING,
+    catalog_reference_warnings,
+    engine_gpu_figures,
+    scenario_catalog_refs,
+)
+from costapp.tco import (
+    FieldError,
+    ScenarioError,
+    normalize,
+    plan_build,
+    simulate,
+)
+
+Status = SimulationRun.Status
+
+
+SIMULATE_MAX_PATHS = 1_000
+"""Paths ``POST /api/v1/simulate/`` computes at once; more need a run on the workers."""
+SIMULATE_MAX_SIZING_WORK = 1_000_000
+"""Sizing candidates × paths ``POST /api/v1/simulate/`` computes at once."""
+
+
+def scenario_simulate(*, document: Any, gpu_table_fallback: bool = False) -> dict[str, Any]:
+    """The result document of a scenario document, with catalog references resolved and
+    warnings about the quotes it relies on (demonstration data, drafts, expired ones).
+
+    Computed in this process. With ``gpu_table_fallback`` (the command line's choice, never a web
+    request), a catalog without GPUs yields to the GPU table shipped with the project, and the
+    result's warnings say so. Raises ``ScenarioError`` for an invalid document.
+    """
+    gpus, source = engine_gpu_figures(table_fallback=gpu_table_fallback)
+    catalog = scenario_catalog_refs(document)
+    result = simulate(document, gpus, catalog)
+    result["warnings"].extend(
+        catalog_reference_warnings(document=document, refs=catalog, today=timezone.localdate())
+    )
+    if source == "table":
+        result["warnings"].append(GPU_TABLE_WARNING)
+    return result
+
+
+# --- scenarios ----------------------------------------------------------------------------------
+
+
+def scenario_document_check(*, document: Any) -> None:
+    """Raise ``ScenarioError`` (paths within the document) unless ``document`` is a valid scenario
+    with today's catalog: field checks and the checks that need the demand."""
+    gpus, _source = engine_gpu_figures()
+    normalized = normalize(document, gpus, scenario_catalog_refs(document))
+    plan_build(normalized.document, gpus)
+
+
+def scenario_create(
+    *, owner: Any, name: str, document: Any, description: str = "", shared: bool = False
+) -> Scenario:
+    """A new scenario of ``owner``; ``ScenarioError`` for an invalid document (nothing stored)."""
+    scenario_document_check(document=document)
+    return Scenario.objects.create(
+        owner=owner, name=name, description=description, shared=shared, document=document
+    )
+
+
+def scenario_update(*, scenario: Scenario, **fields: Any) -> Scenario:
+    """Change ``name``, ``description``, ``shared`` or ``document`` of a scenario; a new document is
+    checked first (``ScenarioError``, nothing changed). Its runs keep the inputs they froze."""
+    allowed = {"name", "description", "shared", "document"}
+    unknown = set(fields) - allowed
+    if unknown:
+        raise TypeError(f"cannot update {sorted(unknown)}")
+    if "document" in fields:
+        scenario_document_check(document=fields["document"])
+    for name, value in fields.items():
+        setattr(scenario, name, value)
+    scenario.save()
+    return scenario
+
+
+def scenario_duplicate(*, scenario: Scenario, owner: Any) -> Scenario:
+    """A private copy of ``scenario`` owned by ``owner``, named "Copy of NAME" (the scenario and
+    its document's ``name``), with the same description and otherwise the same document; no runs.
+    The document was checked when it was saved and is copied as it is."""
+    name = f"Copy of {scenario.name}"[: Scenario._meta.get_field("name").max_length]
+    document = scenario.document
+    if isinstance(document, dict):
+        document = {**document, "name": name}
+    return Scenario.objects.create(
+        owner=owner, name=name, description=scenario.description, shared=False, document=document
+    )
+
+
+SIZE_UNITS = {"committed_gpus": "committed GPUs", "servers": "servers"}
+
+
+def scenario_copy_at_size(*, run: SimulationRun, sweep_index: int, owner: Any) -> Scenario:
+    """A new private scenario of ``owner``: the run's scenario with the option of sizing sweep
+    ``sweep_index`` at the sweep's ``best`` size (its ``committed_gpus`` or ``servers``).
+
+    The copy starts from the scenario's document as written when it is still the one the run
+    priced (catalog references kept), else from the run's frozen inputs, which the best size was
+    found for. The document is checked like any new scenario's (``ScenarioError``, nothing
+    stored). ``ValueError`` when the run has no such sweep, or the sweep no best size, or the best
+    size is the scenario's own already."""
+    result = run.result
+    sweeps = (result or {}).get("sizing") or []
+    if run.status != Status.SUCCEEDED or not 0 <= sweep_index < len(sweeps):
+        raise ValueError(f"run {run.pk} has no sizing sweep {sweep_index + 1}")
+    sweep = sweeps[sweep_index]
+    best, field, option = sweep["best"], sweep["field"], sweep["option"]
+    if best is None:
+        raise ValueError(
+            f'sizing sweep {sweep_index + 1} ("{option}") found no size that qualifies'
+        )
+    scenario = run.scenario
+    as_written = document_sha256(scenario.document) == run.document_sha256
+    document = copy.deepcopy(scenario.document if as_written else run.inputs)
+    target = next(
+        (
+            o
+            for o in document.get("options") or []
+            if isinstance(o, dict) and o.get("name") == option
+        ),
+        None,
+    )
+    if target is None:
+        raise ValueError(f'the scenario has no option "{option}"')
+    if sizing_summary.own_size(result, sweep_index) == best:
+        raise ValueError(f'"{option}" is at the best size, {best} {SIZE_UNITS[field]}, already')
+    target[field] = best
+    suffix = f" (at best size: {best:,} {SIZE_UNITS[field]})"
+    limit = Scenario._meta.get_field("name").max_length or 200
+    base = scenario.name
+    if len(base) + len(suffix) > limit:  # a long name is cut short, the size kept
+        base = base[: limit - len(suffix) - 1] + "…"
+    name = base + suffix
+    description = (
+        f'A copy of "{scenario.name}" with "{option}" at {field} = {best}: the best size found '
+        f"by sizing sweep {sweep_index + 1} ({sweep['objective']}) of run {run.pk}"
+        + ("." if as_written else ", from the run's frozen inputs (the scenario changed since).")
+    )
+    return scenario_create(
+        owner=owner, name=name, document=document, description=description, shared=False
+    )
+
+
+def document_sha256(document: Any) -> str:
+    """A hash of a scenario document's content (key order kept)."""
+    return hashlib.sha256(json.dumps(document, allow_nan=False).encode("utf-8")).hexdigest()
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def _at_once_problems(document: Any) -> list[FieldError]:
+    """What makes a document too large to compute at once, read from the document as written
+    (anything malformed is left to validation, which names it)."""
+    if not isinstance(document, dict):
+        return []
+    simulation = document.get("simulation")
+    paths = _number(simulation.get("paths")) if isinstance(simulation, dict) else None
+    problems: list[FieldError] = []
+    if paths is not None and paths > SIMULATE_MAX_PATHS:
+        problems.append(
+            FieldError(
+                "simulation.paths",
+                f"at most {SIMULATE_MAX_PATHS:,} paths here, got {paths:,.0f}; "
+                "save the scenario and start a run for more",
+            )
+        )
+    sweeps = document.get("sizing")
+    if isinstance(sweeps, list):
+        work = 0.0
+        for sweep in sweeps:
+            if not isinstance(sweep, dict):
+                continue
+            low, high = _number(sweep.get("min")), _number(sweep.get("max"))
+            step = _number(sweep.get("step", 1))
+            if low is None or high is None or step is None or step < 1 or high < low:
+                continue
+            work += (math.floor((high - low) / step) + 1) * max(paths or 0.0, 1.0)
+        if work > SIMULATE_MAX_SIZING_WORK:
+            problems.append(
+                FieldError(
+                    "sizing",
+                    f"at most {SIMULATE_MAX_SIZING_WORK:,} candidate-paths here, got "
+                    f"{work:,.0f}; save the scenario and start a run for more",
+                )
+            )
+    return problems
+
+
+def simulate_at_once(*, document: Any) -> dict[str, Any]:
+    """The result of a small scenario document computed in this process (the API's
+    ``simulate/``). ``ScenarioError`` for an invalid document, or one asking more than
+    :data:`SIMULATE_MAX_PATHS` paths or :data:`SIMULATE_MAX_SIZING_WORK` sizing candidate-paths."""
+    problems = _at_once_problems(document)
+    if problems:
+        try:
+            scenario_document_check(document=document)
+        except ScenarioError as exc:  # every problem at once, the document's first
+            named = {error.field for error in exc.errors}
+            problems = exc.errors + [p for p in problems if p.field not in named]
+        raise ScenarioError(problems)
+    return scenario_simulate(document=document)

@@ -1,0 +1,167 @@
+"""Plotly figures as the pages draw them, and the catalog's own figure: an offer's price history.
+
+A :class:`Chart` carries the Plotly figure as JSON-ready data (drawn by plotly.js served from
+``static/``) and the tables of the same numbers, built from the same lists so the two never
+disagree; every figure has a title and axis titles with units. The cost side's figures of a
+result (``costapp.charts``) are built with the same parts.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+import plotly.graph_objects as go
+import plotly.io as pio
+
+COLORS = (
+    "#2457c5",
+    "#d9730d",
+    "#2e9e5b",
+    "#b8336a",
+    "#7a5cc7",
+    "#8c6d1f",
+    "#1a9bb0",
+    "#c23b22",
+    "#5b6475",
+    "#4f8a10",
+)
+
+
+TEMPLATE = "plotly_white"
+"""The plotly template of every figure."""
+PLOTLY_CONFIG: dict[str, Any] = {"displaylogo": False, "responsive": True, "showLink": False}
+"""plotly.js options for every chart: no Plotly logo link, no "edit in Chart Studio" link."""
+
+
+@dataclass(frozen=True)
+class Table:
+    """Rows of numbers with their column headers (units in the headers)."""
+
+    caption: str
+    columns: list[str]
+    rows: list[list[Any]]
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A Plotly figure (JSON-ready ``{"data", "layout"}``) and the tables of its numbers."""
+
+    key: str
+    title: str
+    figure: dict[str, Any]
+    tables: list[Table] = field(default_factory=list)
+    note: str = ""
+
+    @property
+    def config(self) -> dict[str, Any]:
+        """plotly.js options (the logo link off)."""
+        return PLOTLY_CONFIG
+
+
+def series_color(index: int) -> str:
+    return COLORS[index % len(COLORS)]
+
+
+def figure_json(figure: go.Figure) -> dict[str, Any]:
+    """The figure as plain JSON data (lists, numbers, strings)."""
+    data: dict[str, Any] = json.loads(pio.to_json(figure, validate=False))
+    return data
+
+
+@functools.cache
+def template_json(name: str) -> dict[str, Any]:
+    """Plotly's template ``name`` as a validated figure's JSON carries it (its data and layout
+    defaults), worked out once per process: building it is most of a validated figure's cost."""
+    template: dict[str, Any] = figure_json(go.Figure(layout={"template": name}))["layout"][
+        "template"
+    ]
+    return template
+
+
+def empty_figure(*, layout: Mapping[str, Any]) -> go.Figure:
+    """An empty figure with ``layout``, its ``template`` named and resolved by ``template_json``.
+
+    Built without plotly's check of each property (``_validate=False``, as its traces are):
+    checking copies and coerces every value, which took most of a run page's first view. The
+    figure's JSON is the same as a checked figure's; tests/costapp/test_charts.py builds every
+    chart both ways and compares them."""
+    resolved = {**layout, "template": template_json(layout.get("template", TEMPLATE))}
+    return go.Figure(layout=resolved, _validate=False)
+
+
+def scatter_trace(**props: Any) -> go.Scatter:
+    """A scatter trace, built unchecked like its figure (``empty_figure``)."""
+    return go.Scatter(props, _validate=False)
+
+
+def chart_layout(title: str, x_title: str, y_title: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "title": {"text": title},
+        "xaxis": {"title": {"text": x_title}},
+        "yaxis": {"title": {"text": y_title}},
+        "template": TEMPLATE,
+        "hovermode": "closest",
+        "legend": {"orientation": "h", "yanchor": "top", "y": -0.22},
+        "margin": {"t": 60, "r": 20, "b": 40, "l": 80},
+        **extra,
+    }
+
+
+@dataclass(frozen=True)
+class DatedPrice:
+    """One price of an offer over the span it was observed (a price-history row)."""
+
+    series: str  # e.g. "us-east-1 on-demand"
+    first_seen: datetime
+    last_seen: datetime
+    usd_per_gpu_hour: Decimal
+    usd_per_hour: Decimal
+
+
+def price_history_chart(title: str, prices: Sequence[DatedPrice]) -> Chart:
+    """An offer's price per GPU-hour over time [USD/GPU-h], one step line per series (region and
+    billing): each price holds from its ``first_seen`` until the next one, the last until its
+    ``last_seen``."""
+    series: dict[str, list[DatedPrice]] = {}
+    for price in sorted(prices, key=lambda p: (p.series, p.first_seen)):
+        series.setdefault(price.series, []).append(price)
+    figure = empty_figure(
+        layout=chart_layout(title, "Date (UTC)", "Price [USD per GPU-hour]", hovermode="x unified")
+    )
+    figure.update_xaxes(type="date", tickformat="%Y-%m-%d", hoverformat="%Y-%m-%d %H:%M")
+    for index, (name, rows) in enumerate(series.items()):
+        x = [p.first_seen.isoformat() for p in rows] + [rows[-1].last_seen.isoformat()]
+        y = [float(p.usd_per_gpu_hour) for p in rows] + [float(rows[-1].usd_per_gpu_hour)]
+        figure.add_trace(
+            scatter_trace(
+                x=x,
+                y=y,
+                mode="lines+markers",
+                line={"shape": "hv", "color": series_color(index)},
+                name=name,
+                hovertemplate="%{y:$,.4f} per GPU-hour<extra>%{fullData.name}</extra>",
+            )
+        )
+    rows_out = [
+        [p.series, p.first_seen, p.last_seen, p.usd_per_gpu_hour, p.usd_per_hour]
+        for rows in series.values()
+        for p in rows
+    ]
+    table = Table(
+        "Price history",
+        [
+            "Region and billing",
+            "First seen (UTC)",
+            "Last seen (UTC)",
+            "USD per GPU-hour",
+            "USD per instance-hour",
+        ],
+        rows_out,
+    )
+    return Chart("price-history", title, figure_json(figure), [table])
