@@ -51,6 +51,7 @@ from costapp.scenarios.catalog import (
     engine_gpu_figures,
     scenario_catalog_refs,
 )
+from costapp.scenarios.documents import NormalizedDocument, ScenarioDocument
 from costapp.scenarios.services import document_sha256
 from costapp.tco import (
     ENGINE_VERSION,
@@ -68,7 +69,9 @@ logger = logging.getLogger(__name__)
 Status = SimulationRun.Status
 
 
-def _with_simulation(document: Any, *, seed: int | None, paths: int | None) -> Any:
+def _with_simulation(
+    document: ScenarioDocument, *, seed: int | None, paths: int | None
+) -> ScenarioDocument:
     """The document with ``simulation.seed`` and ``simulation.paths`` set where given."""
     if seed is None and paths is None or not isinstance(document, dict):
         return document
@@ -83,7 +86,7 @@ def _with_simulation(document: Any, *, seed: int | None, paths: int | None) -> A
 
 @dataclass(frozen=True)
 class _Frozen:
-    inputs: dict[str, Any]
+    inputs: NormalizedDocument
     gpus: dict[str, Any]
     normalize_warnings: list[str]
     catalog_warnings: list[str]
@@ -298,7 +301,7 @@ class _RunWork:
     """What a worker process needs of a run to compute its units: read and planned once per
     process, not once per unit (a run's inputs never change once it is created)."""
 
-    inputs: Mapping[str, Any]
+    inputs: NormalizedDocument
     units: dict[tuple[str, int], list[int]]
     plan: Plan
 
@@ -516,7 +519,7 @@ def run_finish(
 
 
 def _run_charts_build(run: SimulationRun) -> None:
-    """Build a just-finished run's charts into the cache (``costapp.selectors.run_charts``), so
+    """Build a just-finished run's charts into the cache (``costapp.runs.chart_cache.run_charts``), so
     that the first view of its page does not wait for them. The run has succeeded whatever
     happens here: a failure is logged, and the page builds the charts again (and shows the
     error)."""

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from django.conf import settings
 from django.db import DatabaseError, connection
 
+from costapp.scenarios.documents import ScenarioDocument
 from costapp.tco import (
     CatalogRefs,
     DedicatedQuoteTerms,
@@ -227,7 +228,7 @@ def purchase_quote_terms(*, quote_id: int) -> PurchaseQuoteTerms | None:
     )
 
 
-def scenario_catalog_refs(document: Any) -> CatalogRefs:
+def scenario_catalog_refs(document: ScenarioDocument) -> CatalogRefs:
     """Look up every catalog reference a scenario document makes (``offer``, ``quote``,
     ``egress_provider``); references that are malformed or not found are left out, and the
     engine's validation reports them with their path. A database error propagates."""
@@ -277,7 +278,9 @@ def scenario_catalog_refs(document: Any) -> CatalogRefs:
     )
 
 
-def catalog_reference_warnings(*, document: Any, refs: CatalogRefs, today: date) -> list[str]:
+def catalog_reference_warnings(
+    *, document: ScenarioDocument, refs: CatalogRefs, today: date
+) -> list[str]:
     """Plain sentences about catalog figures a scenario relies on that may not hold: quotes that
     are demonstration data, drafts, marked expired or past their validity date; cloud prices
     that are stale (stated longer ago than ``PRICE_STALE_DAYS``) or flagged as looking wrong;

@@ -22,6 +22,7 @@ from costapp.scenarios.catalog import (
     engine_gpu_figures,
     scenario_catalog_refs,
 )
+from costapp.scenarios.documents import ScenarioDocument
 from costapp.tco import (
     FieldError,
     ScenarioError,
@@ -39,7 +40,9 @@ SIMULATE_MAX_SIZING_WORK = 1_000_000
 """Sizing candidates × paths ``POST /api/v1/simulate/`` computes at once."""
 
 
-def scenario_simulate(*, document: Any, gpu_table_fallback: bool = False) -> dict[str, Any]:
+def scenario_simulate(
+    *, document: ScenarioDocument, gpu_table_fallback: bool = False
+) -> dict[str, Any]:
     """The result document of a scenario document, with catalog references resolved and
     warnings about the quotes it relies on (demonstration data, drafts, expired ones).
 
@@ -61,7 +64,7 @@ def scenario_simulate(*, document: Any, gpu_table_fallback: bool = False) -> dic
 # --- scenarios ----------------------------------------------------------------------------------
 
 
-def scenario_document_check(*, document: Any) -> None:
+def scenario_document_check(*, document: ScenarioDocument) -> None:
     """Raise ``ScenarioError`` (paths within the document) unless ``document`` is a valid scenario
     with today's catalog: field checks and the checks that need the demand."""
     gpus, _source = engine_gpu_figures()
@@ -70,7 +73,12 @@ def scenario_document_check(*, document: Any) -> None:
 
 
 def scenario_create(
-    *, owner: Any, name: str, document: Any, description: str = "", shared: bool = False
+    *,
+    owner: Any,
+    name: str,
+    document: ScenarioDocument,
+    description: str = "",
+    shared: bool = False,
 ) -> Scenario:
     """A new scenario of ``owner``; ``ScenarioError`` for an invalid document (nothing stored)."""
     scenario_document_check(document=document)
@@ -161,7 +169,7 @@ def scenario_copy_at_size(*, run: SimulationRun, sweep_index: int, owner: Any) -
     )
 
 
-def document_sha256(document: Any) -> str:
+def document_sha256(document: ScenarioDocument) -> str:
     """A hash of a scenario document's content (key order kept)."""
     return hashlib.sha256(json.dumps(document, allow_nan=False).encode("utf-8")).hexdigest()
 
@@ -172,7 +180,7 @@ def _number(value: Any) -> float | None:
     return float(value)
 
 
-def _at_once_problems(document: Any) -> list[FieldError]:
+def _at_once_problems(document: ScenarioDocument) -> list[FieldError]:
     """What makes a document too large to compute at once, read from the document as written
     (anything malformed is left to validation, which names it)."""
     if not isinstance(document, dict):
@@ -210,7 +218,7 @@ def _at_once_problems(document: Any) -> list[FieldError]:
     return problems
 
 
-def simulate_at_once(*, document: Any) -> dict[str, Any]:
+def simulate_at_once(*, document: ScenarioDocument) -> dict[str, Any]:
     """The result of a small scenario document computed in this process (the API's
     ``simulate/``). ``ScenarioError`` for an invalid document, or one asking more than
     :data:`SIMULATE_MAX_PATHS` paths or :data:`SIMULATE_MAX_SIZING_WORK` sizing candidate-paths."""
