@@ -1,4 +1,4 @@
-"""Forms of the scenario builder (docs/scenario-format.md, version 1.1).
+"""The scenario builder as one: its forms together (docs/scenario-format.md, version 1.1).
 
 Every form field is made from the engine's field tables (:mod:`costapp.tco.schema`): one field
 per field of the contract, its default and range shown from the table, never retyped. The forms

@@ -1,4 +1,6 @@
-"""The builder's catalog pickers: the offers, quotes and egress providers a scenario's options may reference, as choices."""
+"""The builder's catalog pickers: the offers, quotes and egress providers a scenario's options may
+reference, as choices.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""A scenario document as form data (as a browser would post it), and the fields the form cannot show, each as an error at its path; :meth:`costapp.builder.aggregate.ScenarioBuilder.document` is the way back."""
+"""A scenario document as form data (as a browser would post it), and the fields the form cannot
+show, each as an error at its path; :meth:`costapp.builder.aggregate.ScenarioBuilder.document`
+is the way back.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""The builder's kinds of form field, each made from a field of the engine's tables (:mod:`costapp.tco.schema`), and values written as the form shows them."""
+"""The builder's kinds of form field, each made from a field of the engine's tables
+(:mod:`costapp.tco.schema`), and values written as the form shows them.
+"""
 
 from __future__ import annotations
 

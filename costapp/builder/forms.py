@@ -1,4 +1,6 @@
-"""The builder's forms: the scenario's own fields, and one form per row (a workload, an option, a sizing sweep), their fields from the engine's tables."""
+"""The builder's forms: the scenario's own fields, and one form per row (a workload, an option, a
+sizing sweep), their fields from the engine's tables.
+"""
 
 from __future__ import annotations
 

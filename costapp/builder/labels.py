@@ -1,4 +1,6 @@
-"""The scenario builder's words: each field's label, its note, its range and default shown from the engine's tables."""
+"""The scenario builder's words: each field's label, its note, its range and default shown from the
+engine's tables.
+"""
 
 from __future__ import annotations
 

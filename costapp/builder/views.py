@@ -1,10 +1,11 @@
 """The scenario builder's pages: a new scenario, the edit of one by its owner, its JSON view, the
 offer picker, and duplicating and sharing a scenario.
 
-The builder's forms (``costapp.builder``) build the scenario document; the engine checks it when it
-is saved (``costapp.scenarios.services.scenario_create`` / ``scenario_update``) and its messages are shown at the
-fields their paths name; an invalid document stores nothing. Another user's shared scenario may
-be read and duplicated but not edited or shared (403); a private one answers 404.
+The builder's forms (``costapp.builder``) build the scenario document; the engine checks it when
+it is saved (``costapp.scenarios.services.scenario_create`` / ``scenario_update``) and its
+messages are shown at the fields their paths name; an invalid document stores nothing. Another
+user's shared scenario may be read and duplicated but not edited or shared (403); a private one
+answers 404.
 """
 
 import json

@@ -1,4 +1,6 @@
-"""The spread of the Monte Carlo paths: each option's cumulative cost P10–P90 around its P50 [USD]."""
+"""The spread of the Monte Carlo paths: each option's cumulative cost P10–P90 around its P50
+[USD].
+"""
 
 from __future__ import annotations
 

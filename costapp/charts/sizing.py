@@ -1,4 +1,6 @@
-"""A result's sizing sweeps (scenario format 1.1): each sweep's objective against the size, with its P10–P90 band."""
+"""A result's sizing sweeps (scenario format 1.1): each sweep's objective against the size, with
+its P10–P90 band.
+"""
 
 from __future__ import annotations
 

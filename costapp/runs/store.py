@@ -41,13 +41,16 @@ def broker_check() -> None:
 
 
 RUN_EXECUTE_TASK = "costapp.run_execute"
-"""The run task: publishes the block tasks a run still lacks (:func:`~costapp.runs.pipeline.run_execute`)."""
+"""The run task: publishes the block tasks a run still lacks
+(:func:`~costapp.runs.pipeline.run_execute`)."""
 RUN_BLOCK_TASK = "costapp.run_block"
 """A block task: one unit of a run (:func:`~costapp.runs.pipeline.run_block_execute`)."""
 RUN_MERGE_TASK = "costapp.run_merge"
-"""The merge task, for a restarted run whose units are all stored (:func:`~costapp.runs.pipeline.run_merge`)."""
+"""The merge task, for a restarted run whose units are all stored
+(:func:`~costapp.runs.pipeline.run_merge`)."""
 RUNS_REQUEUE_STALE_TASK = "costapp.runs_requeue_stale"
-"""Beat's task: the runs with no sign of life requeued (:func:`~costapp.runs.pipeline.runs_requeue_stale`)."""
+"""Beat's task: the runs with no sign of life requeued
+(:func:`~costapp.runs.pipeline.runs_requeue_stale`)."""
 
 
 def publish(task_name: str, *args: Any) -> None:
