@@ -1,7 +1,9 @@
-"""Services are keyword-only; they call the engine (``costapp.tco``) with plain numbers that the
-selectors looked up, and hand work to Celery tasks where it can be spread across workers.
+"""The run pipeline, the run's state machine (docs: architecture.md, "How work travels").
 
-The run pipeline (docs: architecture.md, "How work travels"); no task ever waits on another:
+Services are keyword-only; they call the engine (``costapp.tco``) with the inputs the scenario's
+catalog reads (:mod:`costapp.scenarios.catalog`) resolved, and hand work to Celery tasks,
+published by name (:mod:`costapp.runs.store`), where it can be spread across workers. No task
+ever waits on another:
 
 - :func:`run_create` freezes the inputs (normalised document, catalog prices resolved), stores a
   ``queued`` run and publishes one block task per unit of work (:data:`BLOCK_KINDS`: the figures
@@ -9,7 +11,7 @@ The run pipeline (docs: architecture.md, "How work travels"); no task ever waits
 - :func:`run_execute` (the run task: a requeued run, or one with no units) marks the run
   ``running`` and publishes the block tasks of the units not stored yet;
 - :func:`run_block_execute` (a block task) marks a queued run ``running`` when it is the first to
-  start, computes its unit, keeps the results (compact numpy
+  start, computes its unit (:mod:`costapp.runs.blocks`), keeps the results (compact numpy
   bytes, in Redis, or in-process on the row) and records a :class:`~costapp.models.RunBlock` (one
   row per unit: a redelivered task adds nothing), writes the progress; the task that lands the
   last unit goes on to the merge itself (no further message, no wait);
