@@ -27,10 +27,9 @@ from .models import (
     Region,
 )
 from .selectors import current_prices
-from .sources.common import Rejection
+from .sources.common import PriceRow, Rejection
 from .sources.egress import EgressTierRow
 from .sources.seed import read_demo_quotes, read_providers
-from .sources.skypilot import PriceRow
 
 SQL_BATCH = 500
 # Offer fields a load keeps up to date from the source (the GPU and its count are refused instead).

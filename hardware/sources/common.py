@@ -150,6 +150,37 @@ def count_or_none(raw: dict, column: str) -> int | None:
 
 
 @dataclass(frozen=True)
+class PriceRow:
+    """One observed price of an instance type in a region and billing model [USD/instance-hour].
+
+    The one row type every parser gives (``hardware.sources.registry``), whatever the format:
+    what ``hardware.services.instance_prices_load`` stores and a refresh stages.
+    """
+
+    provider: str
+    instance_type: str
+    gpu_slug: str
+    gpu_count: int
+    vcpus: Decimal | None
+    memory_gib: Decimal | None
+    host: str
+    region: str
+    zone: str
+    billing: str
+    usd_per_hour: Decimal
+    line_no: int
+    is_suspect: bool = False
+    note: str = ""
+    stated_on: date | None = None  # the date the source gave the price, where it says
+    gpu_confirmed: bool = True
+    gpu_evidence: str = ""
+    zone_count: int | None = None
+    zone_min_usd_per_hour: Decimal | None = None
+    zone_median_usd_per_hour: Decimal | None = None
+    zone_max_usd_per_hour: Decimal | None = None
+
+
+@dataclass(frozen=True)
 class FeedPrice:
     """One price a provider's feed states for one SKU in one region and billing [USD per unit].
 

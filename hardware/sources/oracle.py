@@ -17,10 +17,16 @@
 from decimal import Decimal
 from pathlib import Path
 
-from .common import ParseReport, RowRejected, SourceError, json_decimal, json_document
+from .common import (
+    ParseReport,
+    PriceRow,
+    RowRejected,
+    SourceError,
+    json_decimal,
+    json_document,
+)
 from .egress import EgressTierRow
 from .instances import InstanceTable
-from .skypilot import PriceRow
 
 PROVIDER = "oracle"
 REGION = "global"
