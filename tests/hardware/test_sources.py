@@ -9,7 +9,7 @@ from hardware.gpu_table import read_gpu_table
 from hardware.management.commands.load_catalog import SKYPILOT_DIR
 from hardware.sources.aliases import read_aliases
 from hardware.sources.common import SourceError
-from hardware.sources.egress import parse_egress_tiers
+from hardware.sources.egress import parse_egress_tiers, tier_order_problem
 from hardware.sources.skypilot import parse_skypilot_vms
 
 HEADER = (
@@ -250,3 +250,38 @@ def test_egress_tiers_out_of_order_are_rejected_for_that_provider(tmp_path):
     rows, report = parse_egress_tiers(path)
     assert [r.provider for r in rows] == ["lambda"]
     assert report.rejected_by_reason == {"tiers out of order": 3}
+
+
+@pytest.mark.parametrize(
+    ("bounds", "why"),
+    [
+        (["10", "10", ""], "up_to_tb must rise from tier to tier: 10 TB comes after 10 TB"),
+        (["10", "5", ""], "up_to_tb must rise from tier to tier: 5 TB comes after 10 TB"),
+        (["", "10"], "only the last tier may have no limit"),
+        (["5", "10"], "the last tier must have no limit (empty up_to_tb)"),
+    ],
+    ids=["equal bounds", "decreasing bounds", "open tier not last", "no open tier"],
+)
+def test_egress_tiers_breaking_the_formats_order_are_rejected_with_why(tmp_path, bounds, why):
+    lines = [f"aws,{bound},0.09,,x" for bound in bounds]
+    path = write(tmp_path, "egress.csv", "provider,up_to_tb,usd_per_gb,scope,source", *lines)
+    rows, report = parse_egress_tiers(path)
+    assert rows == []
+    assert report.rejected_by_reason == {"tiers out of order": len(bounds)}
+    assert {r.detail for r in report.rejections} == {f"aws: {why}"}
+
+
+def test_the_tier_order_rule_names_the_first_tier_at_fault():
+    d = Decimal
+    assert tier_order_problem([d("0.1"), d(10), None]) is None
+    assert tier_order_problem([]) is None
+    assert tier_order_problem([d(10), d(10), None])[0] == 1
+    assert tier_order_problem([d(10), d(5), None])[0] == 1
+    assert tier_order_problem([None, d(10)])[0] == 0
+    assert tier_order_problem([d(5), d(10)]) == (
+        1,
+        "the last tier must have no limit (empty up_to_tb)",
+    )
+    # a part of a provider's tiers (added to stored ones) need not end without limit
+    assert tier_order_problem([d(5), d(10)], complete=False) is None
+    assert tier_order_problem([d(10), d(5)], complete=False)[0] == 1

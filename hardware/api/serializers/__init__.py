@@ -21,7 +21,7 @@ from .common import (
     money_string,
     utc_string,
 )
-from .egress import EgressTierListSerializer, EgressTierSerializer
+from .egress import EgressTierListSerializer, EgressTierSerializer, egress_tier_delete_problem
 from .gpus import CheapestPriceSerializer, CheapestSerializer, GpuModelSerializer
 from .prices import FlagField, InstancePriceSerializer, RegionCodeField
 from .providers import InstanceOfferSerializer, ProviderSerializer, RegionSerializer
@@ -49,5 +49,6 @@ __all__ = [
     "RegionCodeField",
     "RegionSerializer",
     "money_string",
+    "egress_tier_delete_problem",
     "utc_string",
 ]

@@ -5,32 +5,35 @@ from decimal import Decimal
 from rest_framework import serializers
 
 from ...models import EgressTier
+from ...selectors import egress_tiers_problem
+from ...sources.egress import tier_order_problem
 from .common import CatalogSerializer, CurrencyField, must_be_positive, provider_field
 
 
-def _bound_key(up_to_tb: Decimal | None) -> tuple[bool, Decimal]:
-    return (up_to_tb is None, up_to_tb if up_to_tb is not None else Decimal(0))
-
-
 class EgressTierListSerializer(serializers.ListSerializer):
-    """Several tiers in one request: per provider their ``up_to_tb`` must rise, open-ended last."""
+    """Several tiers in one request, written together or not at all: per provider they are
+    listed in the format's order (``up_to_tb`` increasing, the one without limit last), and the
+    provider's tiers after the write keep the format's rule (``hardware.sources.egress``)."""
 
     def validate(self, attrs: list) -> list:
-        previous: dict[int, Decimal | None] = {}
         errors: list[dict] = [{} for _ in attrs]
+        by_provider: dict[int, list[int]] = {}
         for index, tier in enumerate(attrs):
-            key = tier["provider"].pk
-            if key in previous:
-                before = previous[key]
-                if before is None or (tier["up_to_tb"] is not None and tier["up_to_tb"] <= before):
-                    shown = "no limit" if before is None else f"{before} TB"
-                    errors[index] = {
-                        "up_to_tb": [
-                            f"Tiers must be listed with up_to_tb increasing, the one without "
-                            f"limit last; the tier before this one goes up to {shown}."
-                        ]
-                    }
-            previous[key] = tier["up_to_tb"]
+            by_provider.setdefault(tier["provider"].pk, []).append(index)
+        for indexes in by_provider.values():
+            bounds = [attrs[i]["up_to_tb"] for i in indexes]
+            found = tier_order_problem(bounds, complete=False)
+            if found is not None:
+                errors[indexes[found[0]]] = {
+                    "up_to_tb": [
+                        "Tiers must be listed with up_to_tb increasing, the one without limit "
+                        f"last: {found[1]}."
+                    ]
+                }
+                continue
+            problem = egress_tiers_problem(provider=attrs[indexes[0]]["provider"], adding=bounds)
+            if problem:
+                errors[indexes[-1]] = {"up_to_tb": [problem]}
         if any(errors):
             raise serializers.ValidationError(errors)
         return attrs
@@ -38,7 +41,12 @@ class EgressTierListSerializer(serializers.ListSerializer):
 
 class EgressTierSerializer(CatalogSerializer):
     """One tier of a provider's internet egress fee. ``POST`` also takes a list of tiers, written
-    together or not at all (``up_to_tb`` increasing per provider, the open-ended tier last)."""
+    together or not at all (``up_to_tb`` increasing per provider, the open-ended tier last).
+
+    A write that changes a provider's tiers (a new tier, another bound or provider) must leave
+    them in the format's form: bounds strictly increasing, the last tier and only the last
+    without limit; a provider with tiers has one without limit (write it first, or the tiers as
+    a list)."""
 
     provider = provider_field()
     currency = CurrencyField()
@@ -88,4 +96,23 @@ class EgressTierSerializer(CatalogSerializer):
             raise serializers.ValidationError(
                 {"up_to_tb": f"{provider.slug} already has {what}; change that one instead."}
             )
+        if isinstance(self.parent, serializers.ListSerializer):
+            return attrs  # the list checks its providers' tiers whole
+        if instance is None or bound != instance.up_to_tb or provider != instance.provider:
+            problem = egress_tiers_problem(provider=provider, adding=[bound], excluding=instance)
+            if problem:
+                raise serializers.ValidationError({"up_to_tb": problem})
+        if instance is not None and provider != instance.provider:
+            problem = egress_tiers_problem(provider=instance.provider, excluding=instance)
+            if problem:
+                raise serializers.ValidationError(
+                    {"provider": f"The tier cannot leave {instance.provider.slug}: {problem}"}
+                )
         return attrs
+
+
+def egress_tier_delete_problem(tier: EgressTier) -> str:
+    """Why deleting ``tier`` would break its provider's tiers (the format's rule); ``""``: it
+    would not (a tier with a limit, or the provider's last tier)."""
+    problem = egress_tiers_problem(provider=tier.provider, excluding=tier)
+    return f"Not deleted: {problem} Delete the tiers with a limit first." if problem else ""
