@@ -88,11 +88,6 @@ def gpu_name(name: str) -> GpuName:
     return GpuName("".join(key), memory, tuple(forms))
 
 
-def instance_words(instance_type: str) -> set[str]:
-    """The lower-case words of an instance name (``gpu_1x_h100_pcie`` -> gpu, 1x, h100, pcie)."""
-    return set(re.split(r"[^a-z0-9]+", instance_type.lower())) - {""}
-
-
 @dataclass(frozen=True)
 class GpuResolution:
     """What a source's GPU name means: the slug, whether the variant is settled, and why."""

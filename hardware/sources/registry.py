@@ -250,11 +250,3 @@ HTTP_SOURCES: dict[str, PriceSource] = {
     name: source for name, source in PRICE_SOURCES.items() if source.fetch == HTTP
 }
 """The formats the scheduled refresh fetches over HTTP (``azure``, ``gcp``, ``oracle``)."""
-
-
-def price_source(name: str) -> PriceSource:
-    """The format named ``name``; raise ``KeyError`` with the names there are."""
-    try:
-        return PRICE_SOURCES[name]
-    except KeyError:
-        raise KeyError(f"unknown source {name!r}: one of {', '.join(PRICE_SOURCES)}") from None

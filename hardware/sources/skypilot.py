@@ -47,8 +47,6 @@ MIB_PER_GIB = Decimal(1024)
 BYTES_PER_GIB = Decimal(2**30)
 REQUIRED_COLUMNS = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Region")
 PRICE_COLUMNS = ("Price", "SpotPrice")  # at least one of them
-# The clouds of the catalog shipped with the project (hardware/data/prices/skypilot-v8/).
-CLOUDS = ("aws", "lambda", "shadeform", "vast")
 # How a cloud writes GpuInfo's SizeInMiB when it is not MiB per GPU (the default).
 MEMORY_GB_PER_GPU = {"shadeform"}
 MEMORY_MIB_TOTAL = {"vast"}
