@@ -133,7 +133,7 @@ class EgressTierForm(forms.ModelForm):
         fields = ["provider", "up_to_tb", "usd_per_gb", "scope", "source", "stated_on"]
 
     def clean(self) -> dict[str, Any]:
-        cleaned = super().clean()
+        cleaned = super().clean() or self.cleaned_data
         provider, bound = cleaned.get("provider"), cleaned.get("up_to_tb")
         tier = self.instance if self.instance.pk else None
         if provider is None or "up_to_tb" in self.errors:
