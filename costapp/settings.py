@@ -11,7 +11,7 @@ from pathlib import Path
 
 import environ
 
-from hardware.schedule import refresh_beat_schedule
+from hardware.schedule import price_source_settings, refresh_beat_schedule
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -170,29 +170,7 @@ CELERY_TIMEZONE = "UTC"
 
 # Price refreshes: one entry per source; an empty URL turns the source off (no beat entry).
 PRICE_REFRESH_INTERVAL_MINUTES = env.int("PRICE_REFRESH_INTERVAL_MINUTES", default=24 * 60)
-PRICE_SOURCES = {
-    "azure": {
-        "url": env.str("PRICE_SOURCE_AZURE_URL", default=""),
-        "interval_minutes": env.int(
-            "PRICE_SOURCE_AZURE_INTERVAL_MINUTES", default=PRICE_REFRESH_INTERVAL_MINUTES
-        ),
-    },
-    "gcp": {
-        "url": env.str("PRICE_SOURCE_GCP_URL", default=""),
-        "interval_minutes": env.int(
-            "PRICE_SOURCE_GCP_INTERVAL_MINUTES", default=PRICE_REFRESH_INTERVAL_MINUTES
-        ),
-    },
-    "oracle": {
-        "url": env.str("PRICE_SOURCE_ORACLE_URL", default=""),
-        "interval_minutes": env.int(
-            "PRICE_SOURCE_ORACLE_INTERVAL_MINUTES", default=PRICE_REFRESH_INTERVAL_MINUTES
-        ),
-    },
-}
-for _name, _source in PRICE_SOURCES.items():  # seconds, for short intervals: win when set
-    if env.str(f"PRICE_SOURCE_{_name.upper()}_INTERVAL_SECONDS", default=""):
-        _source["interval_seconds"] = env.int(f"PRICE_SOURCE_{_name.upper()}_INTERVAL_SECONDS")
+PRICE_SOURCES = price_source_settings(env, default_interval_minutes=PRICE_REFRESH_INTERVAL_MINUTES)
 PRICE_FETCH_TIMEOUT_SECONDS = env.float("PRICE_FETCH_TIMEOUT_SECONDS", default=30.0)
 PRICE_FETCH_RETRIES = env.int("PRICE_FETCH_RETRIES", default=3)
 # The longest a refresh may hold its source's lock (a dead worker's lock expires after it).

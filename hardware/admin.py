@@ -7,6 +7,7 @@ each object's "History" page; hand edits made here are recorded with the signed-
 from collections.abc import Callable
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
 from django.db import models
 from django.db.models import QuerySet
@@ -27,6 +28,7 @@ from .models import (
     Region,
 )
 from .refresh import RefreshError, refresh_run_approve, refresh_run_diff, refresh_run_discard
+from .selectors import egress_tiers_problem
 
 
 @admin.register(GpuModel)
@@ -122,8 +124,34 @@ class InstancePriceAdmin(SimpleHistoryAdmin):
     history_list_display = ("usd_per_hour", "zone", "last_seen")
 
 
+class EgressTierForm(forms.ModelForm):
+    """An egress tier; a new tier, another bound or another provider must leave the providers'
+    tiers in the format's form (``hardware.selectors.egress_tiers_problem``)."""
+
+    class Meta:
+        model = EgressTier
+        fields = ["provider", "up_to_tb", "usd_per_gb", "scope", "source", "stated_on"]
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or self.cleaned_data
+        provider, bound = cleaned.get("provider"), cleaned.get("up_to_tb")
+        tier = self.instance if self.instance.pk else None
+        if provider is None or "up_to_tb" in self.errors:
+            return cleaned
+        if tier is None or {"up_to_tb", "provider"} & set(self.changed_data):
+            problem = egress_tiers_problem(provider=provider, adding=[bound], excluding=tier)
+            if problem:
+                self.add_error("up_to_tb", problem)
+        if tier is not None and tier.provider_id != provider.pk:
+            problem = egress_tiers_problem(provider=tier.provider, excluding=tier)
+            if problem:
+                self.add_error("provider", f"The tier cannot leave {tier.provider.slug}: {problem}")
+        return cleaned
+
+
 @admin.register(EgressTier)
 class EgressTierAdmin(SimpleHistoryAdmin):
+    form = EgressTierForm
     list_display = ("provider", "up_to_tb", "usd_per_gb", "scope", "stated_on")
     list_filter = ("provider",)
     list_select_related = ("provider",)

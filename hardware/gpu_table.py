@@ -9,9 +9,8 @@ from datetime import date
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
+from .data_files import GPU_TABLE_PATH
 from .sources.common import SourceError, read_csv
-
-GPU_TABLE_PATH = Path(__file__).resolve().parent / "data" / "gpus.csv"
 
 DECIMAL_FIELDS = (
     "memory_gb",

@@ -38,7 +38,6 @@ from simple_history.utils import bulk_update_with_history
 
 from .hand_edits import hand_edited_ids
 from .models import (
-    Billing,
     EgressTier,
     GpuModel,
     InstancePrice,
@@ -48,31 +47,12 @@ from .models import (
 )
 from .selectors import current_prices
 from .services import SQL_BATCH, egress_tiers_load, instance_prices_load, price_spread
-from .sources.aliases import ALIASES_PATH, read_aliases
-from .sources.aws import parse_aws_offer_file, parse_aws_pricing_pages
-from .sources.common import ParseReport, SourceError
+from .sources.common import ParseReport, PriceRow, SourceError
 from .sources.egress import EgressTierRow
-from .sources.feeds import FEEDS
-from .sources.feeds import feed_parse as feeds_parse
-from .sources.skypilot import PriceRow, parse_skypilot_vms
+from .sources.registry import FILE, HTTP, PRICE_SOURCES, PriceSource
 
-# Feed formats read from files (``skypilot``, ``aws``, ``aws-pricing-api``) and the public feeds
-# also fetched over HTTP by the scheduled refresh (``FEEDS``: ``azure``, ``gcp``, ``oracle``).
-SOURCES = ("skypilot", "aws", "aws-pricing-api", *FEEDS)
-ALL_BILLINGS = frozenset({Billing.ON_DEMAND, Billing.SPOT, Billing.COMMIT_1Y, Billing.COMMIT_3Y})
-# The billing models each format states: a feed only makes prices of these vanish.
-SOURCE_BILLINGS: dict[str, frozenset[str]] = {
-    "skypilot": frozenset({Billing.ON_DEMAND, Billing.SPOT}),
-    "aws": frozenset({Billing.ON_DEMAND, Billing.COMMIT_1Y, Billing.COMMIT_3Y}),
-    "aws-pricing-api": frozenset({Billing.ON_DEMAND, Billing.COMMIT_1Y, Billing.COMMIT_3Y}),
-    "azure": ALL_BILLINGS,
-    "gcp": ALL_BILLINGS,
-    "oracle": frozenset({Billing.ON_DEMAND}),
-}
-# Formats whose files may cover some regions only (AWS publishes an offer file per region;
-# GetProducts and the Azure Retail Prices API answer filtered queries): they make prices vanish
-# only in the regions they list.
-REGIONAL_SOURCES = frozenset({"aws", "aws-pricing-api", "azure"})
+# The formats by name (``hardware.sources.registry``): files, and feeds also fetched over HTTP.
+SOURCES = tuple(PRICE_SOURCES)
 KEEP_REJECTIONS = 100
 Feed = Sequence[Path | bytes]
 
@@ -96,40 +76,37 @@ class RefreshPlan:
     egress_changes: list[dict] = field(default_factory=list)
 
 
-def feed_parse(*, source: str, paths: Feed, provider: str) -> tuple[list[PriceRow], ParseReport]:
-    """Parse a feed of ``source`` into plain price rows of ``provider``; raise ``SourceError``
-    when it cannot be read whole, ``RefreshError`` for an unknown source.
-    """
-    rows, report, _ = _parse(source=source, pages=paths, provider=provider)
-    return rows, report
+def _source(name: str) -> PriceSource:
+    """The format named ``name`` (``hardware.sources.registry``); ``RefreshError`` when unknown."""
+    if name not in PRICE_SOURCES:
+        raise RefreshError(f"unknown source {name!r}: one of {', '.join(SOURCES)}")
+    return PRICE_SOURCES[name]
 
 
 def _parse(
     *, source: str, pages: Feed, provider: str, file_name: str = ""
 ) -> tuple[list[PriceRow], ParseReport, list[EgressTierRow]]:
     """The feed's price rows, its report and the egress tiers it states (Oracle only)."""
-    if source not in SOURCES:
-        raise RefreshError(f"unknown source {source!r}: one of {', '.join(SOURCES)}")
+    entry = _source(source)
     known = set(GpuModel.objects.values_list("slug", flat=True))
     if not known:
         raise SourceError("the catalog has no GPU models yet: run load_catalog first")
-    if source in FEEDS:
-        if provider != FEEDS[source].provider:
-            raise RefreshError(f"{source} feeds are {FEEDS[source].provider}'s, not {provider}'s")
+    if entry.provider_fixed and provider != entry.provider:
+        raise RefreshError(f"{source} feeds are {entry.provider}'s, not {provider}'s")
+    if entry.fetch == FILE and not all(isinstance(p, Path) for p in pages):
+        raise RefreshError(f"{source} feeds are read from files")
+    if entry.fetch == HTTP:
         file_name = file_name or ", ".join(p.name for p in pages[:3] if isinstance(p, Path))
-        parsed = feeds_parse(
-            source=source, pages=pages, known_slugs=known, file_name=file_name or source
-        )
+        file_name = file_name or source
+        if not pages:
+            raise SourceError(f"{file_name}: no pages to parse")
+    parsed = entry.parse(pages, provider=provider, known_slugs=known, file_name=file_name)
+    if entry.fetch == HTTP:
         parsed.report.bytes_read = sum(
             p.stat().st_size if isinstance(p, Path) else len(p) for p in pages
         )
         parsed.report.sha256 = _pages_sha256(pages)
-        return parsed.rows, parsed.report, parsed.egress_tiers
-    paths = [p for p in pages if isinstance(p, Path)]
-    if len(paths) != len(pages):
-        raise RefreshError(f"{source} feeds are read from files")
-    rows, report = _parse_file(source, paths, provider, known)
-    return rows, report, []
+    return parsed.rows, parsed.report, parsed.egress_tiers
 
 
 def _pages_sha256(pages: Feed) -> str:
@@ -140,21 +117,6 @@ def _pages_sha256(pages: Feed) -> str:
     return digest.hexdigest()
 
 
-def _parse_file(
-    source: str, paths: list[Path], provider: str, known: set[str]
-) -> tuple[list[PriceRow], ParseReport]:
-    aliases = read_aliases(ALIASES_PATH, known_slugs=known)
-    if source == "skypilot":
-        (path,) = paths
-        rows, report = parse_skypilot_vms(path, cloud=provider, aliases=aliases)
-        report.bytes_read = path.stat().st_size
-        return rows, report
-    if source == "aws":
-        (path,) = paths
-        return parse_aws_offer_file(path, aliases=aliases, provider=provider)
-    return parse_aws_pricing_pages(list(paths), aliases=aliases, provider=provider)
-
-
 def price_refresh(*, source: str, paths: Feed, provider: str, dry_run: bool = False) -> RefreshRun:
     """Run the whole pipeline for one feed (module docstring); return the finished run.
 
@@ -162,8 +124,7 @@ def price_refresh(*, source: str, paths: Feed, provider: str, dry_run: bool = Fa
     pages (bytes). With ``dry_run`` everything happens in a transaction that is rolled back: the
     run returned says what the feed would do, and nothing is stored, not even the run.
     """
-    if source not in SOURCES:
-        raise RefreshError(f"unknown source {source!r}: one of {', '.join(SOURCES)}")
+    _source(source)
     if dry_run:
         with transaction.atomic():
             run = _refresh(source=source, pages=paths, provider=provider)
@@ -344,9 +305,11 @@ def refresh_plan(*, run: RefreshRun) -> RefreshPlan:
     """Compare the run's staged rows with the provider's current prices in the feed's scope."""
     plan = RefreshPlan()
     rows = staged_rows(run=run)
-    billings = SOURCE_BILLINGS[run.source]
-    current = current_prices().filter(offer__provider__slug=run.provider, billing__in=billings)
-    if run.source in REGIONAL_SOURCES:
+    entry = _source(run.source)
+    current = current_prices().filter(
+        offer__provider__slug=run.provider, billing__in=entry.billings
+    )
+    if entry.regional:
         current = current.filter(region__code__in={row.region for row in rows})
     by_key = {(p.offer.instance_type, p.region.code, p.billing): p for p in current}
     plan.in_scope = len(by_key)

@@ -1,7 +1,9 @@
-"""The Celery beat schedule of the price refreshes, built from ``settings.PRICE_SOURCES``.
+"""The settings and the Celery beat schedule of the scheduled price refreshes.
 
-Pure: settings in, schedule out (no Django, no Celery import), so ``costapp/settings.py`` can
-build ``CELERY_BEAT_SCHEDULE`` with it. One entry per source that has a URL, named
+Pure: environment in, settings out, and settings in, schedule out (no Django, no Celery import),
+so ``costapp/settings.py`` can build ``PRICE_SOURCES`` (``price_source_settings``: one entry per
+format the registry, ``hardware.sources.registry``, fetches over HTTP, read from the settings it
+names) and ``CELERY_BEAT_SCHEDULE`` (``refresh_beat_schedule``) with it. One entry per source that has a URL, named
 ``refresh-<source>``, sending the task ``hardware.refresh_source`` with the source's name every
 ``interval_minutes`` (or ``interval_seconds``, for short intervals, which wins when given); a
 source with an empty URL is off and has no entry. With ``queue`` the messages go to that queue
@@ -12,11 +14,42 @@ when the next one is due expires rather than piling up behind a slow or stopped 
 import re
 from collections.abc import Mapping
 from datetime import timedelta
+from typing import Any, Protocol
+
+from .sources.registry import HTTP_SOURCES
 
 REFRESH_TASK = "hardware.refresh_source"
 DEFAULT_INTERVAL_MINUTES = 24 * 60
 SOURCE_KEYS = frozenset({"url", "interval_minutes", "interval_seconds"})
 SOURCE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+
+
+class Environment(Protocol):
+    """What is read from the environment (django-environ's ``Env``)."""
+
+    def str(self, var: Any, default: Any = ...) -> Any: ...
+
+    def int(self, var: Any, default: Any = ...) -> Any: ...
+
+
+def price_source_settings(
+    env: Environment, *, default_interval_minutes: int = DEFAULT_INTERVAL_MINUTES
+) -> dict[str, dict[str, object]]:
+    """``PRICE_SOURCES``: per HTTP format, its URL (``PRICE_SOURCE_<NAME>_URL``, empty: off) and
+    interval (``..._INTERVAL_MINUTES``; ``..._INTERVAL_SECONDS``, for short intervals, wins when
+    set)."""
+    sources: dict[str, dict[str, object]] = {}
+    for name, source in HTTP_SOURCES.items():
+        entry: dict[str, object] = {
+            "url": env.str(source.url_setting, default=""),
+            "interval_minutes": env.int(
+                source.interval_minutes_setting, default=default_interval_minutes
+            ),
+        }
+        if env.str(source.interval_seconds_setting, default=""):
+            entry["interval_seconds"] = env.int(source.interval_seconds_setting)
+        sources[name] = entry
+    return sources
 
 
 def refresh_beat_schedule(

@@ -1,6 +1,8 @@
 """Reads from the catalog. Money leaves here as float (the engine's unit), never stored back."""
 
+from collections.abc import Sequence
 from datetime import UTC, date, datetime, time
+from decimal import Decimal
 from typing import TypedDict
 
 from django.db.models import BooleanField, Count, Exists, ExpressionWrapper, OuterRef, Q, QuerySet
@@ -16,6 +18,7 @@ from .models import (
     PurchaseQuote,
     stale_before,
 )
+from .sources.egress import tb_text, tier_order_problem
 
 
 def _as_of_datetime(as_of: date | datetime | None) -> datetime | None:
@@ -237,3 +240,28 @@ def offer_choices(*, gpu: str, billings: list[str], limit: int = 25) -> QuerySet
             "usd_per_gpu_hour", "offer__provider__slug", "offer__instance_type", "region__code"
         )[:limit]
     )
+
+
+def _bound_order(up_to_tb: Decimal | None) -> tuple[bool, Decimal]:
+    return (up_to_tb is None, Decimal(0) if up_to_tb is None else up_to_tb)
+
+
+def egress_tiers_problem(
+    *,
+    provider: Provider,
+    adding: Sequence[Decimal | None] = (),
+    excluding: EgressTier | None = None,
+) -> str:
+    """Why the provider's egress tiers would break the format's rule (bounds strictly
+    increasing, the last tier and only the last without limit: ``tier_order_problem``) with
+    tiers up to ``adding`` stored beside them and ``excluding`` gone; ``""`` when they would keep
+    it (no tiers at all keep it: egress unknown)."""
+    stored = EgressTier.objects.filter(provider=provider)
+    if excluding is not None and excluding.pk is not None:
+        stored = stored.exclude(pk=excluding.pk)
+    bounds = sorted([*stored.values_list("up_to_tb", flat=True), *adding], key=_bound_order)
+    found = tier_order_problem(bounds)
+    if found is None:
+        return ""
+    shown = ", ".join("no limit" if b is None else f"up to {tb_text(b)} TB" for b in bounds)
+    return f"{provider.slug}'s tiers would be {shown}: {found[1]}."

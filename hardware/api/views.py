@@ -43,6 +43,7 @@ from .serializers import (
     ProviderSerializer,
     PurchaseQuoteSerializer,
     RegionSerializer,
+    egress_tier_delete_problem,
 )
 
 
@@ -225,6 +226,12 @@ class EgressTierViewSet(CatalogViewSet):
         if isinstance(kwargs.get("data"), list):
             kwargs["many"] = True
         return super().get_serializer(*args, **kwargs)
+
+    def perform_destroy(self, instance: EgressTier) -> None:
+        problem = egress_tier_delete_problem(instance)
+        if problem:
+            raise serializers.ValidationError({"up_to_tb": problem})
+        super().perform_destroy(instance)
 
 
 class DedicatedQuoteViewSet(CatalogViewSet):

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
+from ..data_files import ALIASES_PATH
 from .common import RowRejected, SourceError, decimal_or_none, read_csv, text
 
-ALIASES_PATH = Path(__file__).resolve().parent.parent / "data" / "aliases.csv"
 COLUMNS = (
     "source",
     "accelerator_name",

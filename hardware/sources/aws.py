@@ -31,8 +31,14 @@ from typing import Any, BinaryIO
 import ijson
 
 from .aliases import AliasTable
-from .common import CHUNK_BYTES, ParseReport, RowRejected, SourceError, file_sha256
-from .skypilot import PriceRow
+from .common import (
+    CHUNK_BYTES,
+    ParseReport,
+    PriceRow,
+    RowRejected,
+    SourceError,
+    file_sha256,
+)
 
 KEEP_REJECTIONS = 100
 PARSE_BUFFER_BYTES = 64 * 1024  # what ijson reads at a time (faster than larger reads here)

@@ -26,6 +26,7 @@ from .common import (
     USD_QUANTUM,
     FeedPrice,
     ParseReport,
+    PriceRow,
     RowRejected,
     SourceError,
     iso_date,
@@ -34,7 +35,6 @@ from .common import (
     paged_feed_prices,
 )
 from .instances import InstanceTable
-from .skypilot import PriceRow
 
 PROVIDER = "azure"
 HOURS_PER_YEAR = Decimal(8760)

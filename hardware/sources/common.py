@@ -7,7 +7,7 @@ decide what to store.
 import csv
 import hashlib
 import json
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
@@ -80,6 +80,40 @@ class ParseReport:
             Rejection(self.file_name, line_no, exc.reason, exc.detail, exc.subject)
         )
 
+    def lines(self, *, verbosity: int = 1) -> list[str]:
+        """The report in words: rows read, accepted, rejected (by reason) and unconfirmed, the
+        unconfirmed GPU variants, and the rejections by reason with their lines (unknown GPU
+        names always in full; with ``verbosity`` 2 every rejection)."""
+        rejected = len({r.line_no for r in self.rejections})
+        by_reason = ", ".join(f"{reason}: {n}" for reason, n in self.rejected_by_reason.items())
+        out = [
+            f"{self.file_name}: {self.rows_read} rows read, "
+            f"{self.rows_read - rejected} accepted, {rejected} rejected"
+            + (f" ({by_reason})" if by_reason else "")
+            + f", {self.rows_unconfirmed} unconfirmed"
+        ]
+        by_gpu: dict[tuple[str, str], list[str]] = defaultdict(list)
+        for instance_type, slug, evidence in self.unconfirmed:
+            by_gpu[(slug, evidence)].append(instance_type)
+        for (slug, evidence), instances in by_gpu.items():
+            out.append(
+                f"  unconfirmed GPU variant, filed as {slug}: {', '.join(instances)} ({evidence})"
+            )
+        groups: dict[tuple[str, str], list[Rejection]] = defaultdict(list)
+        for r in self.rejections:
+            groups[(r.reason, r.subject)].append(r)
+        for (reason, subject), items in groups.items():
+            lines = ", ".join(str(r.line_no) for r in items)
+            what = f"{reason} {subject!r}" if subject else reason
+            if verbosity >= 2 or reason == "unknown GPU name":
+                out.append(f"  {what} at {self.file_name} line(s) {lines}")
+                if verbosity >= 2:
+                    out += [f"    {r}" for r in items]
+            else:
+                example = "e.g. " if len(items) > 1 else ""
+                out.append(f"  {what} at line(s) {lines}: {example}{items[0].detail}")
+        return out
+
 
 def file_sha256(path: Path) -> str:
     """SHA-256 of a file's bytes, hex; read in chunks, so any size fits in memory."""
@@ -147,6 +181,37 @@ def count_or_none(raw: dict, column: str) -> int | None:
     if value != value.to_integral_value():
         raise RowRejected("bad number", f"{column} {text(raw, column)!r} is not a whole number")
     return int(value)
+
+
+@dataclass(frozen=True)
+class PriceRow:
+    """One observed price of an instance type in a region and billing model [USD/instance-hour].
+
+    The one row type every parser gives (``hardware.sources.registry``), whatever the format:
+    what ``hardware.services.instance_prices_load`` stores and a refresh stages.
+    """
+
+    provider: str
+    instance_type: str
+    gpu_slug: str
+    gpu_count: int
+    vcpus: Decimal | None
+    memory_gib: Decimal | None
+    host: str
+    region: str
+    zone: str
+    billing: str
+    usd_per_hour: Decimal
+    line_no: int
+    is_suspect: bool = False
+    note: str = ""
+    stated_on: date | None = None  # the date the source gave the price, where it says
+    gpu_confirmed: bool = True
+    gpu_evidence: str = ""
+    zone_count: int | None = None
+    zone_min_usd_per_hour: Decimal | None = None
+    zone_median_usd_per_hour: Decimal | None = None
+    zone_max_usd_per_hour: Decimal | None = None
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,16 @@
-"""Internet egress tiers (``hardware/data/prices/egress_tiers.csv``) -> plain tier rows.
+"""Internet egress tiers (``hardware/data/prices/egress_tiers.csv``) -> plain tier rows, and the
+rule every list of tiers keeps.
 
-The contract's form: per provider, tiers in rising order of ``up_to_tb`` (cumulative TB per
-month; empty = no limit, the last tier), each with its ``usd_per_gb``. A free allowance is a first
+The contract's form (docs/scenario-format.md): per provider, tiers in rising order of
+``up_to_tb`` (cumulative TB per month; empty = no limit), strictly increasing, the last one and
+only the last one without limit, each with its ``usd_per_gb``. ``tier_order_problem`` is that
+rule, in one place: the file parser here, the Oracle feed's parser, the catalog API's writes and
+the admin all ask it. A free allowance is a first
 tier priced 0, stated as 0 by the source. ``source`` "same" repeats the provider's previous source.
 When the source stated the tiers is the file's date (``stated_on.csv``), not a column.
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -83,14 +88,39 @@ def parse_egress_tiers(
     return rows, report
 
 
+def tb_text(up_to_tb: Decimal) -> str:
+    """A bound as written for people: ``10``, not ``10.0000`` [TB]."""
+    return f"{up_to_tb.normalize():f}"
+
+
+def tier_order_problem(
+    bounds: Sequence[Decimal | None], *, complete: bool = True
+) -> tuple[int, str] | None:
+    """Where a provider's tier bounds (``up_to_tb`` in their order, ``None``: no limit) break the
+    format's rule, as ``(index of the first tier at fault, why)``; ``None`` when they keep it.
+
+    The rule: bounds strictly increasing, only the last tier without limit, and (``complete``,
+    the whole list of a provider) the last one without limit. With ``complete`` false the list
+    is a part that others finish (tiers added to a provider's stored ones).
+    """
+    previous: Decimal | None = None
+    last = len(bounds) - 1
+    for index, bound in enumerate(bounds):
+        if bound is None:
+            if index != last:
+                return index, "only the last tier may have no limit"
+            continue
+        if previous is not None and bound <= previous:
+            return index, (
+                f"up_to_tb must rise from tier to tier: {tb_text(bound)} TB comes after "
+                f"{tb_text(previous)} TB"
+            )
+        previous = bound
+    if complete and bounds and bounds[-1] is not None:
+        return last, "the last tier must have no limit (empty up_to_tb)"
+    return None
+
+
 def _order_problem(tiers: list[EgressTierRow]) -> str:
-    bounds = [t.up_to_tb for t in tiers]
-    provider = tiers[0].provider
-    if bounds[-1] is not None:
-        return f"{provider}: the last tier must have no limit (empty up_to_tb)"
-    finite = [b for b in bounds[:-1] if b is not None]
-    if len(finite) < len(bounds) - 1:
-        return f"{provider}: only the last tier may have no limit"
-    if any(a >= b for a, b in zip(finite, finite[1:], strict=False)):
-        return f"{provider}: up_to_tb must rise from tier to tier"
-    return ""
+    found = tier_order_problem([t.up_to_tb for t in tiers])
+    return f"{tiers[0].provider}: {found[1]}" if found else ""

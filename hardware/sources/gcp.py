@@ -28,6 +28,7 @@ from .common import (
     USD_QUANTUM,
     FeedPrice,
     ParseReport,
+    PriceRow,
     RowRejected,
     SourceError,
     iso_date,
@@ -36,7 +37,6 @@ from .common import (
     paged_feed_prices,
 )
 from .instances import CloudInstance, InstanceTable
-from .skypilot import PriceRow
 
 PROVIDER = "gcp"
 NANOS = Decimal(10**9)

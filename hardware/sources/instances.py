@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
+from ..data_files import INSTANCES_PATH
 from .common import RowRejected, SourceError, count_or_none, decimal_or_none, read_csv, text
 
-INSTANCES_PATH = Path(__file__).resolve().parent.parent / "data" / "cloud_instances.csv"
 COLUMNS = (
     "provider",
     "instance_type",

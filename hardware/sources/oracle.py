@@ -17,10 +17,16 @@
 from decimal import Decimal
 from pathlib import Path
 
-from .common import ParseReport, RowRejected, SourceError, json_decimal, json_document
-from .egress import EgressTierRow
+from .common import (
+    ParseReport,
+    PriceRow,
+    RowRejected,
+    SourceError,
+    json_decimal,
+    json_document,
+)
+from .egress import EgressTierRow, tier_order_problem
 from .instances import InstanceTable
-from .skypilot import PriceRow
 
 PROVIDER = "oracle"
 REGION = "global"
@@ -104,8 +110,9 @@ def _egress_tiers(item: dict, line_no: int, subject: str, source: str) -> list[E
         if up_to_tb is None:
             break
         previous = high_gb if high_gb is not None else previous
-    if not tiers or tiers[-1].up_to_tb is not None:
-        raise RowRejected("tiers out of order", f"{subject}: the last tier has a limit")
+    found = tier_order_problem([t.up_to_tb for t in tiers]) if tiers else (0, "no tiers")
+    if found:
+        raise RowRejected("tiers out of order", f"{subject}: {found[1]}")
     return tiers
 
 

@@ -15,13 +15,8 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
+from ..data_files import DEMO_DEDICATED_PATH, DEMO_PURCHASE_PATH, PROVIDERS_PATH, STATED_ON_PATH
 from .common import SourceError, read_csv, text
-
-DATA_DIR = Path(__file__).resolve().parent.parent / "data"
-PROVIDERS_PATH = DATA_DIR / "providers.csv"
-DEMO_DEDICATED_PATH = DATA_DIR / "demo_dedicated_quotes.csv"
-DEMO_PURCHASE_PATH = DATA_DIR / "demo_purchase_quotes.csv"
-STATED_ON_PATH = DATA_DIR / "stated_on.csv"
 
 PROVIDER_KINDS = (
     "hyperscaler",

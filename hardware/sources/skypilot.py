@@ -33,6 +33,7 @@ from pathlib import Path
 from .aliases import AliasTable, GpuResolution
 from .common import (
     ParseReport,
+    PriceRow,
     RowRejected,
     SourceError,
     count_or_none,
@@ -46,8 +47,6 @@ MIB_PER_GIB = Decimal(1024)
 BYTES_PER_GIB = Decimal(2**30)
 REQUIRED_COLUMNS = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Region")
 PRICE_COLUMNS = ("Price", "SpotPrice")  # at least one of them
-# The clouds of the catalog shipped with the project (hardware/data/prices/skypilot-v8/).
-CLOUDS = ("aws", "lambda", "shadeform", "vast")
 # How a cloud writes GpuInfo's SizeInMiB when it is not MiB per GPU (the default).
 MEMORY_GB_PER_GPU = {"shadeform"}
 MEMORY_MIB_TOTAL = {"vast"}
@@ -56,33 +55,6 @@ TENTH = Decimal("0.1")
 # A spot price within this of on-demand / 10 counts as "a tenth" (the files round to 4 places).
 TENTH_TOLERANCE = Decimal("0.0001")
 SPREAD_QUANTUM = Decimal("1E-10")
-
-
-@dataclass(frozen=True)
-class PriceRow:
-    """One observed price of an instance type in a region and billing model [USD/instance-hour]."""
-
-    provider: str
-    instance_type: str
-    gpu_slug: str
-    gpu_count: int
-    vcpus: Decimal | None
-    memory_gib: Decimal | None
-    host: str
-    region: str
-    zone: str
-    billing: str
-    usd_per_hour: Decimal
-    line_no: int
-    is_suspect: bool = False
-    note: str = ""
-    stated_on: date | None = None  # the date the source gave the price, where it says
-    gpu_confirmed: bool = True
-    gpu_evidence: str = ""
-    zone_count: int | None = None
-    zone_min_usd_per_hour: Decimal | None = None
-    zone_median_usd_per_hour: Decimal | None = None
-    zone_max_usd_per_hour: Decimal | None = None
 
 
 @dataclass(frozen=True)

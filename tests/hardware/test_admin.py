@@ -9,6 +9,8 @@ from django.urls import reverse
 from hardware.models import DedicatedQuote, EgressTier, InstancePrice, PurchaseQuote
 from hardware.selectors import current_prices
 
+from .factories import EgressTierFactory
+
 pytestmark = pytest.mark.django_db
 
 CHANGELISTS = [
@@ -134,3 +136,24 @@ def test_a_provider_website_typed_without_its_scheme_is_saved_as_https(admin_cli
     assert response.status_code == 302, response.context["adminform"].form.errors
     provider.refresh_from_db()
     assert provider.website == "https://lambda.ai"
+
+
+def test_the_admin_keeps_a_providers_egress_tiers_in_the_formats_order(admin_client):
+    open_tier = EgressTierFactory(up_to_tb=None, usd_per_gb=Decimal("0.05"))
+    provider = open_tier.provider
+    EgressTierFactory(provider=provider, up_to_tb=Decimal(10), usd_per_gb=Decimal("0.09"))
+    data = {"provider": provider.pk, "up_to_tb": "20", "usd_per_gb": "0.05", "scope": "", "source": "", "stated_on": ""}  # fmt: skip
+    url = reverse("admin:hardware_egresstier_change", args=[open_tier.pk])
+    page = admin_client.post(url, data)
+    assert page.status_code == 200  # the form again, with the error at up_to_tb
+    assert page.context["adminform"].form.errors["up_to_tb"] == [
+        f"{provider.slug}'s tiers would be up to 10 TB, up to 20 TB: the last tier must have no "
+        "limit (empty up_to_tb)."
+    ]
+    open_tier.refresh_from_db()
+    assert open_tier.up_to_tb is None
+    add = reverse("admin:hardware_egresstier_add")
+    equal = admin_client.post(add, {**data, "up_to_tb": "10"})
+    assert "up_to_tb" in equal.context["adminform"].form.errors
+    assert admin_client.post(add, {**data, "up_to_tb": "20"}).status_code == 302
+    assert EgressTier.objects.filter(provider=provider).count() == 3

@@ -361,6 +361,79 @@ class TestEgressTiers(CatalogCrudTests):
         assert again.status_code == 400
         assert EgressTier.objects.count() == 1
 
+    @pytest.mark.parametrize(
+        ("bounds", "field", "why"),
+        [
+            (["10", "10", None], "[1].up_to_tb", "10 TB comes after 10 TB"),
+            (["10", "5", None], "[1].up_to_tb", "5 TB comes after 10 TB"),
+            ([None, "10"], "[0].up_to_tb", "only the last tier may have no limit"),
+            (["5", "10"], "[1].up_to_tb", "the last tier must have no limit"),
+        ],
+        ids=["equal bounds", "decreasing bounds", "open tier not last", "no open tier"],
+    )
+    def test_a_list_breaking_the_tier_order_is_refused_naming_the_tier(
+        self, base, role_clients, bounds, field, why
+    ):
+        tiers = [{"provider": "cloudco", "up_to_tb": b, "usd_per_gb": "0.05"} for b in bounds]
+        response = role_clients["catalog-editor"].post(self.path, tiers, format="json")
+        assert response.status_code == 400, response.content
+        (error,) = response.json()["errors"]
+        assert error["field"] == field and why in error["message"]
+        assert not EgressTier.objects.exists()
+
+    def test_single_writes_keep_the_providers_tiers_in_the_formats_order(self, base, role_clients):
+        editor = role_clients["catalog-editor"]
+
+        def refused(response, field, why):
+            assert response.status_code == 400, response.content
+            (error,) = response.json()["errors"]
+            assert error["field"] == field and why in error["message"], error
+
+        tier = {"provider": "cloudco", "usd_per_gb": "0.09"}
+        # a tier with a limit and none without: the last tier would have a limit
+        refused(
+            editor.post(self.path, {**tier, "up_to_tb": "10"}, format="json"),
+            "up_to_tb",
+            "cloudco's tiers would be up to 10 TB: the last tier must have no limit",
+        )
+        assert not EgressTier.objects.exists()
+        open_id = editor.post(self.path, {**tier, "up_to_tb": None}, format="json").json()["id"]
+        ten = editor.post(self.path, {**tier, "up_to_tb": "10"}, format="json")
+        assert ten.status_code == 201, ten.content
+        # equal bounds
+        refused(
+            editor.post(self.path, {**tier, "up_to_tb": "10"}, format="json"),
+            "up_to_tb",
+            "already has a tier up to 10",
+        )
+        # the open tier given a bound: the last tier would have one
+        refused(
+            editor.patch(f"{self.path}{open_id}/", {"up_to_tb": "20"}, format="json"),
+            "up_to_tb",
+            "up to 10 TB, up to 20 TB: the last tier must have no limit",
+        )
+        # moved to another provider, it leaves cloudco without a tier without limit
+        ProviderFactory(slug="other", name="Other", kind=ProviderKind.HYPERSCALER)
+        refused(
+            editor.patch(f"{self.path}{open_id}/", {"provider": "other"}, format="json"),
+            "provider",
+            "cannot leave cloudco",
+        )
+        # deleting the open tier while a tier with a limit stays
+        refused(editor.delete(f"{self.path}{open_id}/"), "up_to_tb", "Not deleted")
+        stored = EgressTier.objects.filter(provider=base.provider).values_list(
+            "up_to_tb", flat=True
+        )
+        assert sorted(stored, key=lambda b: (b is None, b)) == [Decimal(10), None]
+        # tiers added as a list to a provider with a tier without limit: the whole keeps the rule
+        more = [{**tier, "up_to_tb": "20"}, {**tier, "up_to_tb": "30"}]
+        assert editor.post(self.path, more, format="json").status_code == 201
+        assert editor.delete(f"{self.path}{ten.json()['id']}/").status_code == 204
+        for bound in (Decimal(20), Decimal(30)):
+            pk = EgressTier.objects.get(provider=base.provider, up_to_tb=bound).pk
+            assert editor.delete(f"{self.path}{pk}/").status_code == 204
+        assert editor.delete(f"{self.path}{open_id}/").status_code == 204
+
 
 def _dedicated(base, i):
     return DedicatedQuoteFactory(

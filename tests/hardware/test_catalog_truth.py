@@ -17,9 +17,8 @@ from hardware.models import EgressTier, InstanceOffer, InstancePrice, Provider
 from hardware.selectors import cheapest_prices, providers_list
 from hardware.services import gpu_models_load, instance_prices_load
 from hardware.sources.aliases import read_aliases
-from hardware.sources.common import RowRejected, read_csv
+from hardware.sources.common import PriceRow, RowRejected, read_csv
 from hardware.sources.seed import read_stated_on
-from hardware.sources.skypilot import PriceRow
 from tests.factories import UserFactory
 
 from .factories import EgressTierFactory, InstancePriceFactory

@@ -3,6 +3,7 @@ price history, and no damage from a bad file."""
 
 import csv
 import io
+import re
 import time
 from decimal import Decimal
 
@@ -10,10 +11,11 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db.models import Q
 
-from hardware.management.commands.load_catalog import EGRESS_PATH
+from hardware.management.commands.load_catalog import EGRESS_PATH, SKYPILOT_DIR
 from hardware.models import (
     DedicatedQuote,
     EgressTier,
+    GpuModel,
     InstanceOffer,
     InstancePrice,
     Provider,
@@ -21,6 +23,7 @@ from hardware.models import (
     Region,
 )
 from hardware.selectors import current_prices
+from hardware.services import CatalogLoadError, catalog_load
 
 from .conftest import load
 
@@ -362,3 +365,25 @@ def test_a_changed_egress_tier_is_updated_with_the_load_in_its_history(catalog, 
         Decimal("0.0087"),
     ]
     assert tier.history.latest().history_change_reason == "loaded from egress_tiers.csv"
+
+
+def test_catalog_load_with_no_arguments_loads_the_shipped_catalog_and_says_what_it_did(db):
+    done = catalog_load()
+    assert done.current_prices == current_prices().count() > 0
+    assert [f.report.file_name for f in done.price_files] == [
+        f"{SKYPILOT_DIR.name}/{path.name}" for path in sorted(SKYPILOT_DIR.glob("*.csv"))
+    ]
+    assert done.gpus.created == GpuModel.objects.count() and done.demo_quotes.created > 0
+    assert done.lines()[0].startswith(f"gpus.csv: {done.gpu_rows} rows read")
+    assert done.lines()[-1] == f"current prices: {done.current_prices}"
+    again = catalog_load()
+    assert [f.counts.created for f in again.price_files] == [0] * len(done.price_files)
+    assert again.gpus.unchanged == done.gpu_rows and again.demo_quotes.created == 0
+
+
+def test_catalog_load_of_an_unusable_folder_names_it_and_writes_nothing(db, tmp_path):
+    with pytest.raises(
+        CatalogLoadError, match=re.escape(f"nothing loaded: {tmp_path}: no <cloud>.csv file")
+    ):
+        catalog_load(skypilot_dir=tmp_path)
+    assert not GpuModel.objects.exists()

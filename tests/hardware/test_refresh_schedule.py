@@ -11,7 +11,7 @@ import pytest
 from celery.beat import ScheduleEntry
 
 from costapp.celery import app
-from hardware.schedule import REFRESH_TASK, refresh_beat_schedule
+from hardware.schedule import REFRESH_TASK, price_source_settings, refresh_beat_schedule
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -149,3 +149,32 @@ def test_seconds_and_a_queue_from_the_environment():
         PRICE_SOURCE_ORACLE_INTERVAL_SECONDS="0",
     )
     assert "PRICE_SOURCES['oracle'].interval_seconds: 0 is not a whole number" in bad["error"]
+
+
+class _Environment:
+    """The environment as django-environ reads it, from a dict."""
+
+    def __init__(self, values):
+        self.values = values
+
+    def str(self, var, default=""):
+        return self.values.get(var, default)
+
+    def int(self, var, default=None):
+        return int(self.values[var]) if var in self.values else default
+
+
+def test_price_source_settings_read_each_http_format_under_its_own_names():
+    env = _Environment(
+        {
+            "PRICE_SOURCE_GCP_URL": "https://feeds.example/skus",
+            "PRICE_SOURCE_GCP_INTERVAL_MINUTES": "90",
+            "PRICE_SOURCE_ORACLE_INTERVAL_SECONDS": "5",
+            "PRICE_SOURCE_AWS_URL": "https://not.read/aws",  # aws is read from files only
+        }
+    )
+    assert price_source_settings(env, default_interval_minutes=60) == {
+        "azure": {"url": "", "interval_minutes": 60},
+        "gcp": {"url": "https://feeds.example/skus", "interval_minutes": 90},
+        "oracle": {"url": "", "interval_minutes": 60, "interval_seconds": 5},
+    }

@@ -8,8 +8,9 @@ import pytest
 from hardware.gpu_table import read_gpu_table
 from hardware.management.commands.load_catalog import SKYPILOT_DIR
 from hardware.sources.aliases import read_aliases
-from hardware.sources.common import SourceError
-from hardware.sources.egress import parse_egress_tiers
+from hardware.sources.common import PriceRow, SourceError
+from hardware.sources.egress import parse_egress_tiers, tier_order_problem
+from hardware.sources.registry import HTTP_SOURCES, PRICE_SOURCES
 from hardware.sources.skypilot import parse_skypilot_vms
 
 HEADER = (
@@ -250,3 +251,77 @@ def test_egress_tiers_out_of_order_are_rejected_for_that_provider(tmp_path):
     rows, report = parse_egress_tiers(path)
     assert [r.provider for r in rows] == ["lambda"]
     assert report.rejected_by_reason == {"tiers out of order": 3}
+
+
+@pytest.mark.parametrize(
+    ("bounds", "why"),
+    [
+        (["10", "10", ""], "up_to_tb must rise from tier to tier: 10 TB comes after 10 TB"),
+        (["10", "5", ""], "up_to_tb must rise from tier to tier: 5 TB comes after 10 TB"),
+        (["", "10"], "only the last tier may have no limit"),
+        (["5", "10"], "the last tier must have no limit (empty up_to_tb)"),
+    ],
+    ids=["equal bounds", "decreasing bounds", "open tier not last", "no open tier"],
+)
+def test_egress_tiers_breaking_the_formats_order_are_rejected_with_why(tmp_path, bounds, why):
+    lines = [f"aws,{bound},0.09,,x" for bound in bounds]
+    path = write(tmp_path, "egress.csv", "provider,up_to_tb,usd_per_gb,scope,source", *lines)
+    rows, report = parse_egress_tiers(path)
+    assert rows == []
+    assert report.rejected_by_reason == {"tiers out of order": len(bounds)}
+    assert {r.detail for r in report.rejections} == {f"aws: {why}"}
+
+
+def test_the_tier_order_rule_names_the_first_tier_at_fault():
+    d = Decimal
+    assert tier_order_problem([d("0.1"), d(10), None]) is None
+    assert tier_order_problem([]) is None
+    assert tier_order_problem([d(10), d(10), None])[0] == 1
+    assert tier_order_problem([d(10), d(5), None])[0] == 1
+    assert tier_order_problem([None, d(10)])[0] == 0
+    assert tier_order_problem([d(5), d(10)]) == (
+        1,
+        "the last tier must have no limit (empty up_to_tb)",
+    )
+    # a part of a provider's tiers (added to stored ones) need not end without limit
+    assert tier_order_problem([d(5), d(10)], complete=False) is None
+    assert tier_order_problem([d(10), d(5)], complete=False)[0] == 1
+
+
+# --- the registry of formats ---------------------------------------------------------------------
+
+HERE = Path(__file__).resolve().parent
+FORMAT_SAMPLES = {
+    "skypilot": ([SKYPILOT_DIR / "lambda.csv"], "lambda"),
+    "aws": ([HERE / "data" / "aws" / "ec2_offer_fragment_c4large_bulk_shape.json"], "aws"),
+    "aws-pricing-api": ([HERE / "data" / "aws" / "pricing_getproducts_page_as_dicts.json"], "aws"),
+    "azure": ([HERE / "feed_samples" / "retail_prices_eastus_standard_d2s_v3_preview.json"], "azure"),
+    "gcp": ([HERE / "feed_samples" / "opencost_cloudbilling_skus_page.json"], "gcp"),
+    "oracle": ([HERE / "feed_samples" / "opencost_oracle_prices_usd.json"], "oracle"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(FORMAT_SAMPLES))
+def test_every_registered_format_parses_into_the_one_row_type_and_its_billings(name):
+    assert set(FORMAT_SAMPLES) == set(PRICE_SOURCES)
+    pages, provider = FORMAT_SAMPLES[name]
+    source = PRICE_SOURCES[name]
+    known = {row.slug for row in read_gpu_table()}
+    parsed = source.parse(pages, provider=provider, known_slugs=known, file_name="")
+    assert parsed.report.rows_read > 0 and parsed.report.file_name
+    assert all(type(row) is PriceRow for row in parsed.rows)
+    assert {row.billing for row in parsed.rows} <= source.billings
+    assert {row.provider for row in parsed.rows} <= {provider}
+    if name in ("skypilot", "gcp", "oracle"):  # the other samples price no GPU server
+        assert parsed.rows
+
+
+def test_the_registry_names_each_http_formats_settings_and_only_those():
+    assert sorted(HTTP_SOURCES) == ["azure", "gcp", "oracle"]
+    assert PRICE_SOURCES["gcp"].settings == (
+        "PRICE_SOURCE_GCP_URL",
+        "PRICE_SOURCE_GCP_INTERVAL_MINUTES",
+        "PRICE_SOURCE_GCP_INTERVAL_SECONDS",
+    )
+    assert PRICE_SOURCES["aws-pricing-api"].settings == ()
+    assert all(s.paging or s.name == "oracle" for s in HTTP_SOURCES.values())

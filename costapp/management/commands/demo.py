@@ -13,6 +13,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from accounts.services import demo_role_users_create
 from costapp.checks import SECRET_KEY_MESSAGE
+from hardware.services import catalog_load
 
 DEMO_USERNAME = "demo"
 
@@ -44,7 +45,7 @@ class Command(BaseCommand):
             )
         call_command("migrate", interactive=False, verbosity=0)
         self.stdout.write("database migrated")
-        call_command("load_catalog", stdout=self.stdout)
+        self.stdout.write("\n".join(catalog_load().lines()))
         password = self._demo_user()
         self._demo_scenarios()
         self.stdout.write(

@@ -23,8 +23,9 @@ from hardware.management.commands.load_catalog import SKYPILOT_DIR
 from hardware.models import RefreshStatus
 from hardware.refresh import SOURCES, price_refresh, refresh_summary
 from hardware.sources.feeds import FEEDS
+from hardware.sources.registry import PRICE_SOURCES
 
-MULTI_FILE_SOURCES = frozenset({"aws-pricing-api", "azure", "gcp"})
+MULTI_FILE_SOURCES = frozenset(name for name, s in PRICE_SOURCES.items() if s.many_files)
 
 EXIT_STATUS = {
     RefreshStatus.APPLIED: 0,
@@ -62,7 +63,7 @@ class Command(BaseCommand):
             provider = provider or files[0].stem.lower()
             files = files or [SKYPILOT_DIR / f"{provider}.csv"]
         else:
-            provider = provider or (FEEDS[source].provider if source in FEEDS else "aws")
+            provider = provider or PRICE_SOURCES[source].provider
             if not files:
                 raise CommandError(f"--file is required for {source}", returncode=2)
         if source not in MULTI_FILE_SOURCES and len(files) > 1:

@@ -1,0 +1,42 @@
+"""The catalog: GPU models and the market data around them, one module per concern.
+
+Every model and helper is named here, so ``hardware.models.X`` (and the migrations' app label
+``hardware``) stays what it was when this was one module.
+"""
+
+from .gpus import GpuModel
+from .market import (
+    Billing,
+    EgressTier,
+    InstanceOffer,
+    InstancePrice,
+    Provider,
+    ProviderKind,
+    Region,
+    stale_before,
+)
+from .money import MONEY, MONEY_QUANTUM
+from .quotes import DedicatedQuote, PurchaseQuote, Quote, QuoteStatus
+from .refresh_runs import RefreshLock, RefreshRun, RefreshStatus, StagedPrice
+
+__all__ = [
+    "MONEY",
+    "MONEY_QUANTUM",
+    "Billing",
+    "DedicatedQuote",
+    "EgressTier",
+    "GpuModel",
+    "InstanceOffer",
+    "InstancePrice",
+    "Provider",
+    "ProviderKind",
+    "PurchaseQuote",
+    "Quote",
+    "QuoteStatus",
+    "RefreshLock",
+    "RefreshRun",
+    "RefreshStatus",
+    "Region",
+    "StagedPrice",
+    "stale_before",
+]
