@@ -5,6 +5,13 @@
   fail loudly when what they need is missing; otherwise they are deselected, so ``uv run pytest``
   passes on a machine with no service running.
 - With ``GPU_TCO_NO_SKIP=1`` (as ``.ci/run`` does) a skipped test is a failure.
+- The shipped catalog is loaded once into each test database and committed, for the tests that
+  ask for it (the ``catalog`` fixture); the other database tests see an empty catalog. The tests
+  asking for it run first, so each test process loads it once and empties it once; a
+  transactional test empties the database after it, and the catalog is loaded again before the
+  next test that asks for it. A test may change the catalog: its transaction is rolled back.
+- Hypothesis runs under the profile named by ``HYPOTHESIS_PROFILE``: ``quick`` (the default,
+  a fifth of the examples) or ``ci`` (every example; ``.ci/run`` sets it): ``tests/examples.py``.
 """
 
 import io
@@ -19,6 +26,8 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
+import tests.examples  # noqa: F401  (loads the Hypothesis profile HYPOTHESIS_PROFILE names)
+
 ROOT = Path(__file__).resolve().parent.parent
 SERVICE_MARKERS = ("services", "browser")
 CHROMIUM_PATHS = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
@@ -28,7 +37,18 @@ def env_flag(name: str) -> bool:
     return os.environ.get(name, "").lower() in {"1", "true", "yes"}
 
 
+# tryfirst: before pytest-django's own (tryfirst too, registered earlier, so called after this),
+# which then orders the tests by their use of the database, keeping this order within each kind.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if ENGINE_TESTS in Path(item.path).parents and _uses_database(item):
+            raise pytest.UsageError(
+                f"{item.nodeid}: the engine's tests (tests/tco) touch no database; .ci/run runs"
+                " them once, on SQLite (the PostgreSQL pass ignores tests/tco)"
+            )
+    # The tests that ask for the shipped catalog first, so a test process loads it once.
+    items.sort(key=lambda item: not _wants_catalog(item))
     if env_flag("GPU_TCO_SERVICES"):
         return
     kept, deselected = [], []
@@ -51,10 +71,106 @@ def pytest_runtest_makereport(item, call):
         report.longrepr = f"skipped tests fail under GPU_TCO_NO_SKIP: {reason}"
 
 
+# --- the shipped catalog ----------------------------------------------------------------------
+
+
+class _Catalog:
+    """The shipped catalog in this test process's database: loaded (and committed) by the first
+    test that asks for it, emptied before a database test that does not, loaded again after a
+    transactional test emptied the database."""
+
+    def __init__(self) -> None:
+        self.blocker = None  # pytest-django's database blocker, once the database is set up
+        self.tables: list[str] = []  # the tables load_catalog writes, all empty before it
+        self.output = ""  # what load_catalog printed, loading into an empty catalog
+
+    def present(self) -> bool:
+        from django.db import connection
+
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT 1 FROM {connection.ops.quote_name(self.tables[0])} LIMIT 1")
+            return cursor.fetchone() is not None
+
+    def load(self) -> None:
+        out = io.StringIO()
+        call_command("load_catalog", stdout=out)
+        self.output = out.getvalue()
+
+    def empty(self) -> None:
+        from django.core.management.color import no_style
+        from django.db import connection
+
+        statements = connection.ops.sql_flush(no_style(), self.tables, allow_cascade=True)
+        connection.ops.execute_sql_flush(statements)
+
+    def first_load(self, blocker) -> None:
+        from django.db import connection
+
+        def counts() -> dict[str, int]:
+            with connection.cursor() as cursor:
+                found = {}
+                for table in connection.introspection.table_names():
+                    cursor.execute(f"SELECT COUNT(*) FROM {connection.ops.quote_name(table)}")
+                    found[table] = cursor.fetchone()[0]
+                return found
+
+        with blocker.unblock():
+            before = counts()
+            self.load()
+            after = counts()
+        written = sorted(table for table in after if after[table] != before.get(table, 0))
+        kept = [table for table in written if before.get(table, 0)]
+        if kept or not written:
+            pytest.fail(f"load_catalog wrote no table or one with rows before it: {kept}")
+        self.tables = sorted(written, key=lambda table: -after[table])
+        self.blocker = blocker
+
+    def prepare(self, item) -> None:
+        """Before ``item``'s fixtures: the catalog committed if it asks for it, none otherwise."""
+        if self.blocker is None or not _uses_database(item):
+            return
+        with self.blocker.unblock():
+            wanted, present = _wants_catalog(item), self.present()
+            if wanted and not present:
+                self.load()
+            elif present and not wanted:
+                self.empty()
+
+
+_CATALOG = _Catalog()
+ENGINE_TESTS = ROOT / "tests" / "tco"
+
+
+def _wants_catalog(item) -> bool:
+    return "catalog" in getattr(item, "fixturenames", ())
+
+
+def _uses_database(item) -> bool:
+    names = getattr(item, "fixturenames", ())
+    return item.get_closest_marker("django_db") is not None or any(
+        name in names for name in ("db", "transactional_db", "live_server")
+    )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    _CATALOG.prepare(item)
+
+
+@pytest.fixture(scope="session")
+def _catalog_database(django_db_setup, django_db_blocker) -> _Catalog:
+    """The shipped catalog loaded into this process's test database, once."""
+    _CATALOG.first_load(django_db_blocker)
+    return _CATALOG
+
+
 @pytest.fixture
-def catalog_gpus(db):
-    """The GPU table loaded into the test database."""
-    call_command("load_catalog", verbosity=0, stdout=io.StringIO())
+def catalog(_catalog_database, db) -> str:
+    """The whole shipped catalog (GPU models, prices, egress tiers, demonstration quotes) in the
+    test database; returns what ``load_catalog`` printed loading it into an empty catalog."""
+    if not _catalog_database.present():  # (only if something emptied it unseen: load it here)
+        _catalog_database.load()
+    return _catalog_database.output
 
 
 # --- real services ---------------------------------------------------------------------------

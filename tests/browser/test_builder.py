@@ -44,7 +44,7 @@ def tab_walk(page, limit: int = 400) -> list[str]:
 
 
 def test_a_scenario_built_in_the_form_is_saved_run_and_reachable_by_keyboard(
-    page, live_server, catalog_gpus, celery_worker_process
+    page, live_server, catalog, celery_worker_process
 ):
     user = analyst("finance")
     page.set_default_timeout(60_000)  # the machine running the suite may be busy
@@ -188,7 +188,7 @@ def label_fits(page, select: str) -> bool:
 
 
 def test_a_sweeps_option_follows_the_options_and_values_of_another_type_are_named(
-    page, live_server, browser, catalog_gpus
+    page, live_server, browser, catalog
 ):
     """A sizing sweep's option is picked from the names of the options it can size, kept current
     as options are added, renamed, removed and change billing; a value typed for another type is

@@ -15,7 +15,7 @@ SCREENSHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
 
 
 def test_an_offers_price_history_draws_a_plotly_chart_from_local_scripts(
-    page, live_server, catalog_gpus
+    page, live_server, catalog
 ):
     offer = InstanceOffer.objects.get(provider__slug="aws", instance_type="p5.48xlarge")
     first = InstancePrice.objects.get(offer=offer, region__code="us-east-1", billing="on_demand")

@@ -10,7 +10,7 @@ from tests.costapp.runs_helpers import analyst
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def test_an_analyst_compares_a_run_with_another_from_the_run_page(page, live_server, catalog_gpus):
+def test_an_analyst_compares_a_run_with_another_from_the_run_page(page, live_server, catalog):
     user = analyst("finance")
     run_a = finished_run(user, "today")
     run_b = finished_run(user, "cheaper-cloud")

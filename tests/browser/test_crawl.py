@@ -63,7 +63,7 @@ def page_kind(url: str) -> tuple[str, str, tuple[str, ...]] | None:
     return (match.route, match.view_name, keys)
 
 
-def test_every_page_from_the_dashboard_is_clean_and_labelled(page, live_server, catalog_gpus):
+def test_every_page_from_the_dashboard_is_clean_and_labelled(page, live_server, catalog):
     admin = User.objects.create_superuser("root", password=PASSWORD)
     run_a = finished_run(admin, "today")
     run_b = finished_run(admin, "cheaper-cloud")

@@ -10,7 +10,7 @@ from tests.roles import user_with_role
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def test_a_visitor_logs_in_opens_the_gpu_models_and_logs_out(page, live_server, catalog_gpus):
+def test_a_visitor_logs_in_opens_the_gpu_models_and_logs_out(page, live_server, catalog):
     user_with_role("finance", "viewer", password="a long pass phrase")
     page.goto(live_server.url + "/")
     assert re.search(r"/login/\?next=/$", page.url)

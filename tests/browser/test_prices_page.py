@@ -24,7 +24,7 @@ def column(page, name: str) -> list[str]:
 
 
 def test_a_user_filters_prices_by_gpu_and_billing_then_sorts_by_usd_per_gpu_hour(
-    page, live_server, catalog_gpus
+    page, live_server, catalog
 ):
     user_with_role("infra", "viewer", password="a long pass phrase")
     page.goto(live_server.url + "/login/")

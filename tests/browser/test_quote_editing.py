@@ -19,7 +19,7 @@ def log_in(page, live_server, username: str) -> None:
     page.wait_for_url(live_server.url + "/")
 
 
-def test_an_editor_adds_a_dedicated_quote_in_the_page(page, live_server, catalog_gpus):
+def test_an_editor_adds_a_dedicated_quote_in_the_page(page, live_server, catalog):
     user_with_role("editor", "catalog-editor", password="a long pass phrase")
     log_in(page, live_server, "editor")
     page.get_by_role("link", name="Quotes", exact=True).click()

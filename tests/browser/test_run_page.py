@@ -19,7 +19,7 @@ CHARTS = ("cumulative", "breakdown", "fan", "usd-per-gpu-hour", "utilization")
 
 @override_settings(RUN_BLOCKS_PER_TASK=1)
 def test_a_run_started_from_its_page_shows_progress_then_every_chart_and_its_csv(
-    page, live_server, catalog_gpus, celery_worker_process
+    page, live_server, catalog, celery_worker_process
 ):
     user = analyst("finance")
     scenario = Scenario.objects.create(

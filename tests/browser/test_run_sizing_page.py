@@ -25,7 +25,7 @@ UNCERTAIN = {
 
 
 @pytest.fixture
-def sizing_run(catalog_gpus):
+def sizing_run(catalog):
     """A succeeded run of the shipped size-the-fleet scenario with 5 000 paths, computed in this
     process (the page is what is under test here, not the workers)."""
     user = analyst("finance")

@@ -14,7 +14,7 @@ from tests.costapp.runs_helpers import analyst
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def test_a_viewer_cannot_reach_edit_pages(page, live_server, catalog_gpus):
+def test_a_viewer_cannot_reach_edit_pages(page, live_server, catalog):
     owner = analyst("owner")
     run = finished_run(owner)
     run.scenario.shared = True

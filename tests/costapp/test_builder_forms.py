@@ -18,6 +18,7 @@ from costapp.scenarios.catalog import engine_gpu_figures, scenario_catalog_refs
 from costapp.tco import schema, swept_field
 from costapp.tco.errors import FieldError, ScenarioError
 from costapp.tco.validation import normalize
+from tests.examples import examples
 
 pytestmark = pytest.mark.django_db
 
@@ -41,9 +42,9 @@ def through_the_form(document, catalog=None):
 @pytest.mark.parametrize(
     "name,document", [(n, d) for n, _desc, d in SHIPPED], ids=[n[:40] for n, _d, _x in SHIPPED]
 )
-def test_every_shipped_scenario_round_trips_through_the_form(name, document, catalog_gpus):
-    catalog = builder_catalog.catalog_choices(today=timezone.localdate())
-    again = through_the_form(document, catalog)
+def test_every_shipped_scenario_round_trips_through_the_form(name, document, catalog):
+    choices = builder_catalog.catalog_choices(today=timezone.localdate())
+    again = through_the_form(document, choices)
     assert again == document
     assert json.dumps(inputs_of(again), sort_keys=True) == json.dumps(
         inputs_of(document), sort_keys=True
@@ -136,7 +137,7 @@ def documents(draw):
     return document
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(document=documents())
 def test_any_document_the_form_can_show_comes_back_from_it_unchanged(document):
     assert through_the_form(document) == document
@@ -257,16 +258,16 @@ def test_fields_of_another_type_are_reported_not_dropped_silently():
     assert [e.field for e in leftovers] == ["typo_field", "workloads[0].mfu", "options[0].billing"]
 
 
-def test_the_pickers_label_each_choice_with_its_date_and_flags(catalog_gpus):
-    catalog = builder_catalog.catalog_choices(today=timezone.localdate())
-    gpus = dict(catalog.gpus)
+def test_the_pickers_label_each_choice_with_its_date_and_flags(catalog):
+    choices = builder_catalog.catalog_choices(today=timezone.localdate())
+    gpus = dict(choices.gpus)
     assert "as stated by" in gpus["h100-sxm"] and " on 20" in gpus["h100-sxm"]
-    egress = dict(catalog.egress_providers)
+    egress = dict(choices.egress_providers)
     assert any("egress pricing unknown" in label for label in egress.values())
     assert any("egress tiers, as stated by" in label for label in egress.values())
-    assert catalog.dedicated_quotes and catalog.purchase_quotes
+    assert choices.dedicated_quotes and choices.purchase_quotes
     assert all(
-        "valid until" in label or "no end date" in label for _pk, label in catalog.purchase_quotes
+        "valid until" in label or "no end date" in label for _pk, label in choices.purchase_quotes
     )
 
 
@@ -311,10 +312,10 @@ def catalog_document():
     }
 
 
-def test_catalog_references_round_trip_and_give_the_same_inputs(catalog_gpus):
+def test_catalog_references_round_trip_and_give_the_same_inputs(catalog):
     document = catalog_document()
-    catalog = builder_catalog.catalog_choices(today=timezone.localdate())
-    again = through_the_form(document, catalog)
+    choices = builder_catalog.catalog_choices(today=timezone.localdate())
+    again = through_the_form(document, choices)
     assert again == document
     inputs = inputs_of(document)
     assert inputs["options"][0]["usd_per_gpu_hour"] > 0  # the offer's price, resolved

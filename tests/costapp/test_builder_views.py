@@ -19,7 +19,7 @@ def pat(db):
 
 
 @pytest.fixture
-def signed_in(client, pat, catalog_gpus):
+def signed_in(client, pat, catalog):
     client.force_login(pat)
     return client
 
@@ -140,7 +140,7 @@ def test_the_owner_edits_a_scenario_and_its_form_shows_the_document(signed_in, p
 
 
 def test_shared_scenarios_of_others_are_readable_not_editable_and_private_ones_are_hidden(
-    client, pat, catalog_gpus
+    client, pat, catalog
 ):
     other = analyst("sam")
     document = scenario_document("h100-fleet-buy-vs-rent")
@@ -160,7 +160,7 @@ def test_shared_scenarios_of_others_are_readable_not_editable_and_private_ones_a
     assert shared.shared and shared.document == document
 
 
-def test_duplicate_makes_a_private_copy_owned_by_the_current_user(client, pat, catalog_gpus):
+def test_duplicate_makes_a_private_copy_owned_by_the_current_user(client, pat, catalog):
     other = analyst("sam")
     document = scenario_document("h100-fleet-buy-vs-rent")
     shared = Scenario.objects.create(
@@ -188,7 +188,7 @@ def test_the_owner_shares_and_unshares_a_scenario(signed_in, pat):
     assert not scenario.shared
 
 
-def test_the_builder_is_for_analysts(client, catalog_gpus):
+def test_the_builder_is_for_analysts(client, catalog):
     from django.contrib.auth.models import User
 
     viewer = User.objects.create_user("viewer", password="x")

@@ -12,7 +12,6 @@ from costapp.scenarios.catalog import (
     purchase_quote_terms,
 )
 from hardware.models import DedicatedQuote, PurchaseQuote
-from tests.hardware.conftest import catalog  # noqa: F401  (the loaded catalog fixture)
 from tests.hardware.factories import DedicatedQuoteFactory, PurchaseQuoteFactory
 
 pytestmark = pytest.mark.django_db
@@ -26,7 +25,7 @@ AWS_TIERS = [
 ]
 
 
-def test_aws_p5_48xlarge_in_us_east_1_resolves_to_its_per_gpu_prices_and_egress(catalog):  # noqa: F811
+def test_aws_p5_48xlarge_in_us_east_1_resolves_to_its_per_gpu_prices_and_egress(catalog):
     resolved = offer_terms(provider="aws", instance="p5.48xlarge", region="us-east-1")
     standing = resolved.pop("standing")
     assert resolved == {
@@ -41,13 +40,13 @@ def test_aws_p5_48xlarge_in_us_east_1_resolves_to_its_per_gpu_prices_and_egress(
     assert spot["zone"] and spot["flag"] is None
 
 
-def test_lambda_offer_resolves_with_free_egress_and_no_spot(catalog):  # noqa: F811
+def test_lambda_offer_resolves_with_free_egress_and_no_spot(catalog):
     resolved = offer_terms(provider="lambda", instance="gpu_8x_h100_sxm5", region="us-east-1")
     assert resolved["usd_per_gpu_hour"] == {"on_demand": 2.99}
     assert resolved["egress_tiers"] == [{"up_to_tb": None, "usd_per_gb": 0.0}]
 
 
-def test_a_marketplace_offer_without_egress_tiers_resolves_with_none(catalog):  # noqa: F811
+def test_a_marketplace_offer_without_egress_tiers_resolves_with_none(catalog):
     resolved = offer_terms(
         provider="vast", instance="1x-H100_NVL-32-65536", region="Bulgaria, BG, EU"
     )
@@ -55,12 +54,12 @@ def test_a_marketplace_offer_without_egress_tiers_resolves_with_none(catalog):  
     assert resolved["usd_per_gpu_hour"] == {"on_demand": 1.87}
 
 
-def test_an_unknown_offer_or_region_resolves_to_none(catalog):  # noqa: F811
+def test_an_unknown_offer_or_region_resolves_to_none(catalog):
     assert offer_terms(provider="aws", instance="p9.huge", region="us-east-1") is None
     assert offer_terms(provider="aws", instance="p5.48xlarge", region="mars-1") is None
 
 
-def test_egress_tiers_come_in_rising_order_with_the_open_ended_tier_last(catalog):  # noqa: F811
+def test_egress_tiers_come_in_rising_order_with_the_open_ended_tier_last(catalog):
     assert provider_egress_tiers("aws") == AWS_TIERS
     assert provider_egress_tiers("oracle") == [
         {"up_to_tb": 10.24, "usd_per_gb": 0.0},
@@ -69,7 +68,7 @@ def test_egress_tiers_come_in_rising_order_with_the_open_ended_tier_last(catalog
     assert provider_egress_tiers("shadeform") is None
 
 
-def test_dedicated_quote_terms_are_floats_per_server(catalog):  # noqa: F811
+def test_dedicated_quote_terms_are_floats_per_server(catalog):
     quote = DedicatedQuote.objects.get(reference="DEMO-D-H100-8")
     assert dedicated_quote_terms(quote_id=quote.pk) == {
         "gpu": "h100-sxm",
@@ -90,7 +89,7 @@ def test_dedicated_quote_terms_are_floats_per_server(catalog):  # noqa: F811
     assert dedicated_quote_terms(quote_id=10**9) is None
 
 
-def test_purchase_quote_terms_are_floats_per_server(catalog):  # noqa: F811
+def test_purchase_quote_terms_are_floats_per_server(catalog):
     quote = PurchaseQuote.objects.get(reference="DEMO-P-H100-8")
     assert purchase_quote_terms(quote_id=quote.pk) == {
         "gpu": "h100-sxm",

@@ -45,7 +45,7 @@ def pat(db):
 
 
 @pytest.fixture
-def repriced(pat, catalog_gpus, tasks_in_process):
+def repriced(pat, catalog, tasks_in_process):
     """Two runs of one scenario: at the catalog's price, then at a new price 10 % higher."""
     scenario = Scenario.objects.create(owner=pat, name="Lambda fleet", document=DOCUMENT)
     before = pipeline.run_create(scenario=scenario)

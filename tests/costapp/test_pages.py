@@ -1,7 +1,6 @@
 """The web pages: the layout's header and navigation, the dashboard, an offer's price history,
 the claims; and, for each role, a crawl of every page reachable from the home page."""
 
-import io
 import re
 from datetime import timedelta
 from decimal import Decimal
@@ -11,7 +10,6 @@ from urllib.parse import urljoin, urlsplit
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
-from django.core.management import call_command
 from django.test import override_settings
 
 from accounts.roles import ADMIN, ANALYST, CATALOG_EDITOR, VIEWER, role_rank
@@ -20,12 +18,6 @@ from hardware.models import InstanceOffer, InstancePrice
 from tests.roles import user_with_role
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def catalog(db):
-    """The whole shipped catalog: GPU models, prices, egress tiers, demonstration quotes."""
-    call_command("load_catalog", verbosity=0, stdout=io.StringIO())
 
 
 class Links(HTMLParser):
@@ -98,7 +90,7 @@ def test_an_offers_price_history_page_has_the_chart_json_and_its_table(client, c
     assert client.get("/offers/999999/").status_code == 404
 
 
-def test_a_claim_page_shows_the_arithmetic_key_figures_and_charts(client, catalog_gpus):
+def test_a_claim_page_shows_the_arithmetic_key_figures_and_charts(client, catalog):
     client.force_login(user_with_role("ana", VIEWER))
     response = client.get("/claims/dedicated-saves-half/")
     assert response.status_code == 200
@@ -250,7 +242,7 @@ def test_pages_use_a_bounded_number_of_queries(client, catalog, django_assert_ma
             assert client.get(url).status_code == 200
 
 
-def test_a_claim_page_is_computed_again_when_the_gpu_figures_change(client, catalog_gpus):
+def test_a_claim_page_is_computed_again_when_the_gpu_figures_change(client, catalog):
     from hardware.models import GpuModel
 
     client.force_login(user_with_role("ana", VIEWER))

@@ -38,7 +38,7 @@ def pat(db):
 
 
 @pytest.fixture
-def finished(pat, catalog_gpus, tasks_in_process):
+def finished(pat, catalog, tasks_in_process):
     """A private scenario of pat's with a succeeded 2 000-path run."""
     scenario = Scenario.objects.create(
         owner=pat, name="H100 fleet", document=scenario_document(paths=2_000, seed=7)
@@ -285,7 +285,7 @@ def test_the_dashboard_lists_recent_scenarios_and_runs_and_the_nav_links_them(
     assert f'href="/runs/{finished.pk}/">Run {finished.pk}</a>' in runs_page
 
 
-def test_demo_loads_the_examples_as_shared_runs_once(pat, catalog_gpus, tasks_in_process):
+def test_demo_loads_the_examples_as_shared_runs_once(pat, catalog, tasks_in_process):
     documents = demo_documents()
     assert len(documents) >= 13  # seven shipped examples and the claims' cases
     created, started = demo_scenarios_load(user=pat)

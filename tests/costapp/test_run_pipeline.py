@@ -31,7 +31,7 @@ def tasks_in_process():
 
 
 @pytest.fixture
-def finished_run(db, catalog_gpus, tasks_in_process):
+def finished_run(db, catalog, tasks_in_process):
     scenario = ScenarioFactory(
         owner=analyst("pat"), document=scenario_document(paths=3_500, seed=2)
     )
@@ -174,9 +174,7 @@ def test_the_blocks_keeping_months_go_in_tasks_of_their_own_and_every_block_is_i
     assert blocks.run_units(inputs={"name": "no simulation"}) == []
 
 
-def test_block_tasks_send_counts_and_the_percentiles_of_the_months_when_they_hold_them(
-    db, catalog_gpus
-):
+def test_block_tasks_send_counts_and_the_percentiles_of_the_months_when_they_hold_them(db, catalog):
     from costapp.tco import montecarlo
     from costapp.tco.core import plan_build
 

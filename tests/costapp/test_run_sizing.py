@@ -51,7 +51,7 @@ def run_of(owner, document) -> SimulationRun:
 
 
 @pytest.fixture
-def sizing_run(owner, catalog_gpus, tasks_in_process):
+def sizing_run(owner, catalog, tasks_in_process):
     run = run_of(owner, sizing_document())
     kinds = [kind for kind, _unit, _blocks in run.units]
     assert kinds == ["deterministic"] + ["montecarlo"] * 4 + ["sizing"] * 4
@@ -125,7 +125,7 @@ def test_a_restarted_sizing_run_publishes_only_its_missing_blocks(sizing_run, ca
     assert json.dumps(run.result) == json.dumps(sizing_run.result)
 
 
-def test_sweeps_without_a_simulation_are_priced_by_the_merge(owner, catalog_gpus, tasks_in_process):
+def test_sweeps_without_a_simulation_are_priced_by_the_merge(owner, catalog, tasks_in_process):
     document = sizing_document(paths=None)
     run = run_of(owner, document)
     assert run.units == []
@@ -151,7 +151,7 @@ def test_sweep_blocks_are_split_by_their_candidates_and_every_block_is_in_one_ta
     ]
 
 
-def test_the_runs_api_and_simulate_api_carry_sizing(client, owner, catalog_gpus, tasks_in_process):
+def test_the_runs_api_and_simulate_api_carry_sizing(client, owner, catalog, tasks_in_process):
     client.force_login(owner)
     document = sizing_document(paths=200, seed=3)
     expected = services.scenario_simulate(document=document)

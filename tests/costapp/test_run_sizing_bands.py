@@ -44,7 +44,7 @@ def plain_npvs(run, option: str, field: str, size: int) -> np.ndarray:
 
 
 @pytest.fixture
-def small_run(owner, catalog_gpus, tasks_in_process):  # noqa: F811
+def small_run(owner, catalog, tasks_in_process):  # noqa: F811
     with override_settings(RUN_BLOCKS_PER_TASK=1):
         run = run_of(owner, small_document())
     assert [kind for kind, _u, _b in run.units].count("sizing") == 3
@@ -82,7 +82,7 @@ def test_any_grouping_of_the_blocks_gives_the_same_bands(small_run, owner):  # n
     assert json.dumps(grouped.sizing_bands) == json.dumps(small_run.sizing_bands)
 
 
-def test_a_run_without_paths_has_no_band(owner, catalog_gpus, tasks_in_process):  # noqa: F811
+def test_a_run_without_paths_has_no_band(owner, catalog, tasks_in_process):  # noqa: F811
     document = small_document()
     del document["simulation"]
     del document["sizing"][1]["objective"]

@@ -52,7 +52,7 @@ def pat(db):
 
 
 @pytest.fixture
-def sized(pat, catalog_gpus, tasks_in_process):  # noqa: F811
+def sized(pat, catalog, tasks_in_process):  # noqa: F811
     """A shared scenario of pat's with a succeeded sizing run (1 100 paths)."""
     scenario = Scenario.objects.create(owner=pat, name="Fleet", document=fleet(), shared=True)
     run = pipeline.run_create(scenario=scenario)
@@ -148,7 +148,7 @@ def test_a_copy_that_would_not_validate_is_not_stored(client, sized, pat):
     assert "No copy was made, the document would be invalid: options[1].colour" in html
 
 
-def test_no_copy_without_a_best_or_at_the_own_size(client, pat, catalog_gpus, tasks_in_process):  # noqa: F811
+def test_no_copy_without_a_best_or_at_the_own_size(client, pat, catalog, tasks_in_process):  # noqa: F811
     document = fleet(paths=None)
     del document["options"][2]["burst_usd_per_gpu_hour"]
     document["sizing"] = [

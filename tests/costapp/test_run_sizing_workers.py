@@ -32,7 +32,7 @@ def alice(client, postgres_database, redis_url):
 
 
 def test_a_sizing_run_over_two_worker_processes_equals_the_in_process_result(
-    client, alice, catalog_gpus, celery_workers
+    client, alice, catalog, celery_workers
 ):
     first = celery_workers(concurrency=1)
     second = celery_workers(concurrency=1)
@@ -74,7 +74,7 @@ def test_a_sizing_run_over_two_worker_processes_equals_the_in_process_result(
 
 
 def test_sweep_blocks_delivered_twice_to_two_workers_add_nothing(
-    client, alice, catalog_gpus, celery_workers
+    client, alice, catalog, celery_workers
 ):
     workers = [celery_workers(concurrency=1), celery_workers(concurrency=1)]
     document = sizing_document(paths=6_000, seed=4)

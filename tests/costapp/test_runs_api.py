@@ -46,7 +46,7 @@ def create_scenario(client, document=None, **fields):
 
 
 def test_a_run_is_created_queued_and_succeeds_in_process_with_the_simulate_result(
-    client, alice, catalog_gpus, tasks_in_process, tmp_path
+    client, alice, catalog, tasks_in_process, tmp_path
 ):
     scenario = create_scenario(client)
     response = post_json(client, f"/api/v1/scenarios/{scenario['id']}/runs/", {})
@@ -85,7 +85,7 @@ def test_a_run_is_created_queued_and_succeeds_in_process_with_the_simulate_resul
 
 
 def test_seed_and_paths_override_the_documents_and_a_rerun_repeats_the_last_run(
-    client, alice, catalog_gpus, tasks_in_process
+    client, alice, catalog, tasks_in_process
 ):
     scenario = create_scenario(client)
     url = f"/api/v1/scenarios/{scenario['id']}/runs/"
@@ -101,7 +101,7 @@ def test_seed_and_paths_override_the_documents_and_a_rerun_repeats_the_last_run(
     assert runs[1].inputs == runs[0].inputs
 
 
-def test_a_rerun_keeps_frozen_prices_unless_reprice(client, alice, catalog_gpus, tasks_in_process):
+def test_a_rerun_keeps_frozen_prices_unless_reprice(client, alice, catalog, tasks_in_process):
     from hardware.models import DedicatedQuote
 
     quote = DedicatedQuote.objects.order_by("id").first()
@@ -127,7 +127,7 @@ def test_a_rerun_keeps_frozen_prices_unless_reprice(client, alice, catalog_gpus,
 
 
 def test_runs_list_newest_first_filtered_by_scenario_and_paginated(
-    client, alice, catalog_gpus, tasks_in_process
+    client, alice, catalog, tasks_in_process
 ):
     one = create_scenario(client, document=scenario_document(paths=0))
     two = create_scenario(client, document=scenario_document(paths=0))
@@ -143,7 +143,7 @@ def test_runs_list_newest_first_filtered_by_scenario_and_paginated(
 
 
 def test_monthly_csv_has_the_named_columns_and_one_row_per_option_and_month(
-    client, alice, catalog_gpus, tasks_in_process
+    client, alice, catalog, tasks_in_process
 ):
     scenario = create_scenario(client, document=scenario_document(paths=0))
     run = post_json(client, f"/api/v1/scenarios/{scenario['id']}/runs/", {}).json()
@@ -176,7 +176,7 @@ def test_monthly_csv_has_the_named_columns_and_one_row_per_option_and_month(
     assert accept.status_code == 200 and accept.content == response.content
 
 
-def test_cancel_ends_a_queued_run_and_refuses_an_ended_one(client, alice, catalog_gpus):
+def test_cancel_ends_a_queued_run_and_refuses_an_ended_one(client, alice, catalog):
     scenario = ScenarioFactory(owner=alice, document=scenario_document(paths=0))
     run = SimulationRun.objects.create(scenario=scenario, document_sha256="x")
     response = client.post(f"/api/v1/runs/{run.id}/cancel/")
@@ -195,7 +195,7 @@ def test_cancel_ends_a_queued_run_and_refuses_an_ended_one(client, alice, catalo
 
 
 def test_an_invalid_document_answers_400_with_document_paths_and_stores_nothing(
-    client, alice, catalog_gpus
+    client, alice, catalog
 ):
     document = scenario_document()
     document["options"][1]["pue"] = 0.5
@@ -217,7 +217,7 @@ def test_an_invalid_document_answers_400_with_document_paths_and_stores_nothing(
     assert Scenario.objects.count() == 0
 
 
-def test_an_invalid_patch_changes_nothing(client, alice, catalog_gpus):
+def test_an_invalid_patch_changes_nothing(client, alice, catalog):
     scenario = create_scenario(client, document=scenario_document(paths=0))
     response = client.patch(
         f"/api/v1/scenarios/{scenario['id']}/",
@@ -232,7 +232,7 @@ def test_an_invalid_patch_changes_nothing(client, alice, catalog_gpus):
     assert Scenario.objects.get().name == "fleet"
 
 
-def test_the_run_body_is_checked(client, alice, catalog_gpus):
+def test_the_run_body_is_checked(client, alice, catalog):
     scenario = create_scenario(client, document=scenario_document(paths=0))
     url = f"/api/v1/scenarios/{scenario['id']}/runs/"
     response = post_json(client, url, {"paths": 100_001, "seed": -1, "path": 5})
@@ -244,7 +244,7 @@ def test_the_run_body_is_checked(client, alice, catalog_gpus):
     assert SimulationRun.objects.count() == 0
 
 
-def test_an_unreachable_broker_answers_503_and_stores_nothing(client, alice, catalog_gpus):
+def test_an_unreachable_broker_answers_503_and_stores_nothing(client, alice, catalog):
     scenario = create_scenario(client, document=scenario_document(paths=0))
     with override_settings(REDIS_URL="redis://127.0.0.1:1/0"):
         response = post_json(client, f"/api/v1/scenarios/{scenario['id']}/runs/", {})
@@ -258,7 +258,7 @@ def test_an_unreachable_broker_answers_503_and_stores_nothing(client, alice, cat
 
 
 def test_an_engine_failure_ends_the_run_failed_with_the_message(
-    client, alice, catalog_gpus, tasks_in_process
+    client, alice, catalog, tasks_in_process
 ):
     scenario = create_scenario(client, document=scenario_document(paths=1_000))
     run = post_json(client, f"/api/v1/scenarios/{scenario['id']}/runs/", {}).json()
@@ -282,7 +282,7 @@ def test_an_engine_failure_ends_the_run_failed_with_the_message(
 
 
 def test_another_users_private_scenario_and_its_runs_answer_404_everywhere(
-    client, alice, catalog_gpus, tasks_in_process
+    client, alice, catalog, tasks_in_process
 ):
     scenario = create_scenario(client, document=scenario_document(paths=0))
     run = post_json(client, f"/api/v1/scenarios/{scenario['id']}/runs/", {}).json()
@@ -309,7 +309,7 @@ def test_another_users_private_scenario_and_its_runs_answer_404_everywhere(
 
 
 def test_a_shared_scenario_is_readable_by_other_analysts_and_not_writable(
-    client, alice, catalog_gpus, tasks_in_process
+    client, alice, catalog, tasks_in_process
 ):
     scenario = create_scenario(client, document=scenario_document(paths=0), shared=True)
     run = post_json(client, f"/api/v1/scenarios/{scenario['id']}/runs/", {}).json()

@@ -55,7 +55,7 @@ def watch(run_id: int, timeout_s: float = 180):
 
 @override_settings(RUN_BLOCKS_PER_TASK=1)
 def test_a_run_goes_queued_running_succeeded_with_rising_progress(
-    client, alice, catalog_gpus, celery_worker_process
+    client, alice, catalog, celery_worker_process
 ):
     assert app.conf.task_always_eager is False
     document = scenario_document(paths=20_000, seed=7)  # twenty block tasks
@@ -75,9 +75,7 @@ def test_a_run_goes_queued_running_succeeded_with_rising_progress(
     assert log.count("Task costapp.run_block[") >= 20
 
 
-def test_100k_paths_over_two_worker_processes_equal_one(
-    client, alice, catalog_gpus, celery_workers
-):
+def test_100k_paths_over_two_worker_processes_equal_one(client, alice, catalog, celery_workers):
     document = scenario_document(paths=100_000, seed=5)
     first_worker = celery_workers(concurrency=1)
     scenario, response = start_run(client, document)
@@ -96,7 +94,7 @@ def test_100k_paths_over_two_worker_processes_equal_one(
 
 
 def test_a_run_finishes_on_a_worker_consuming_only_the_run_queue(
-    client, alice, catalog_gpus, celery_workers
+    client, alice, catalog, celery_workers
 ):
     """No worker consumes the default queue here: a message left there would stall the run."""
     worker = celery_workers(concurrency=2, env={"RUN_QUEUE": "runs-only"}, queue="runs-only")
@@ -113,7 +111,7 @@ def test_a_run_finishes_on_a_worker_consuming_only_the_run_queue(
 
 
 def test_a_worker_killed_with_its_process_group_mid_run_is_picked_up_and_finishes_once(
-    client, alice, catalog_gpus, celery_workers
+    client, alice, catalog, celery_workers
 ):
     short = {"CELERY_VISIBILITY_TIMEOUT_S": "15"}  # hard time limit 10 s, soft 7 s
     doomed = celery_workers(concurrency=2, env=short, own_process_group=True)
@@ -154,7 +152,7 @@ def test_a_worker_killed_with_its_process_group_mid_run_is_picked_up_and_finishe
     assert log.count(f"run {run_id} succeeded") == 1, log[-3000:]
 
 
-def test_a_cancelled_run_stops_on_the_workers(client, alice, catalog_gpus, celery_workers):
+def test_a_cancelled_run_stops_on_the_workers(client, alice, catalog, celery_workers):
     celery_workers(concurrency=1)
     with override_settings(RUN_BLOCKS_PER_TASK=1):
         _scenario, response = start_run(client, scenario_document(paths=60_000, seed=1))
@@ -168,7 +166,7 @@ def test_a_cancelled_run_stops_on_the_workers(client, alice, catalog_gpus, celer
 
 
 def test_block_results_travel_through_redis_and_lost_ones_are_computed_again(
-    alice, catalog_gpus, caplog
+    alice, catalog, caplog
 ):
     import redis
     from django.conf import settings

@@ -9,7 +9,6 @@ from costapp.scenarios import catalog as scenario_catalog
 from costapp.scenarios.services import scenario_simulate
 from costapp.tco import ScenarioError
 from hardware.models import DedicatedQuote, GpuModel, PurchaseQuote
-from tests.hardware.conftest import catalog  # noqa: F401  (the loaded catalog fixture)
 
 
 def rent_document(**option):
@@ -20,7 +19,7 @@ def rent_document(**option):
     }
 
 
-def test_the_engine_shapes_hold_floats_equal_to_the_catalog_rows(catalog):  # noqa: F811
+def test_the_engine_shapes_hold_floats_equal_to_the_catalog_rows(catalog):
     refs = scenario_catalog.scenario_catalog_refs(
         {
             "options": [

@@ -20,7 +20,7 @@ def analyst_client(db, client):
     return client
 
 
-def test_a_small_document_is_priced_at_once_as_simulate_prices_it(analyst_client, catalog_gpus):
+def test_a_small_document_is_priced_at_once_as_simulate_prices_it(analyst_client, catalog):
     document = scenario_document(paths=1_000, seed=4)
     response = post_json(analyst_client, URL, document)
     assert response.status_code == 200, response.content
@@ -28,7 +28,7 @@ def test_a_small_document_is_priced_at_once_as_simulate_prices_it(analyst_client
     assert json.dumps(response.json()) == json.dumps(expected)
 
 
-def test_more_than_1000_paths_is_refused_with_its_field(analyst_client, catalog_gpus):
+def test_more_than_1000_paths_is_refused_with_its_field(analyst_client, catalog):
     response = post_json(analyst_client, URL, scenario_document(paths=1_001))
     assert response.status_code == 400
     [error] = response.json()["errors"]
@@ -50,13 +50,13 @@ def test_more_than_1000_paths_is_refused_with_its_field(analyst_client, catalog_
         (b"\xff\xfe", ["document"]),
     ],
 )
-def test_malformed_json_answers_400_naming_the_document(analyst_client, catalog_gpus, body, fields):
+def test_malformed_json_answers_400_naming_the_document(analyst_client, catalog, body, fields):
     response = post_json(analyst_client, URL, body)
     assert response.status_code == 400, response.content[:300]
     assert [e["field"] for e in response.json()["errors"]] == fields
 
 
-def test_an_invalid_document_answers_400_with_every_problem(analyst_client, catalog_gpus):
+def test_an_invalid_document_answers_400_with_every_problem(analyst_client, catalog):
     document = scenario_document(paths=5_000)
     document["options"][1]["pue"] = 0.5
     document["workloads"][0]["gpu"] = "no-such-gpu"
@@ -114,7 +114,7 @@ HOSTILE_NUMBERS = (1e308, -1e308, 5e-324, 1e-310, 10**400, 0, -1)
 HOSTILE_TEXT = ("line\nbreak: forged", "nul\x00", "\u2028sep", "\ud800")
 
 
-def test_hostile_values_never_answer_500(analyst_client, catalog_gpus):
+def test_hostile_values_never_answer_500(analyst_client, catalog):
     base = scenario_document(paths=50, seed=1)
     cases = [
         _replaced(base, path, value) for path in _numbers(base) for value in HOSTILE_NUMBERS

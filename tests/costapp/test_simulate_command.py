@@ -114,8 +114,7 @@ def test_it_reads_standard_input():
 
 
 @pytest.mark.django_db
-def test_catalog_references_resolve_to_todays_prices_and_appear_in_inputs(tmp_path):
-    call_command("load_catalog", stdout=io.StringIO())
+def test_catalog_references_resolve_to_todays_prices_and_appear_in_inputs(tmp_path, catalog):
     scenario = {
         "name": "Lambda H100 against a quoted purchase",
         "horizon_months": 12,
@@ -156,8 +155,7 @@ def test_catalog_references_resolve_to_todays_prices_and_appear_in_inputs(tmp_pa
 
 
 @pytest.mark.django_db
-def test_an_unknown_offer_is_reported_with_its_path(tmp_path):
-    call_command("load_catalog", stdout=io.StringIO())
+def test_an_unknown_offer_is_reported_with_its_path(tmp_path, catalog):
     scenario = {
         "name": "typo",
         "workloads": [{"name": "w", "type": "steady", "gpus": 1}],
@@ -176,10 +174,9 @@ def test_an_unknown_offer_is_reported_with_its_path(tmp_path):
 
 
 @pytest.mark.django_db
-def test_quotes_supply_their_terms_with_the_meanings_of_the_scenario_fields(tmp_path):
+def test_quotes_supply_their_terms_with_the_meanings_of_the_scenario_fields(tmp_path, catalog):
     from hardware.models import DedicatedQuote, PurchaseQuote
 
-    call_command("load_catalog", stdout=io.StringIO())
     lease = DedicatedQuote.objects.get(reference="DEMO-D-A100-8")
     purchase = PurchaseQuote.objects.get(reference="DEMO-P-H100-8")
     scenario = {
@@ -218,12 +215,11 @@ def test_quotes_supply_their_terms_with_the_meanings_of_the_scenario_fields(tmp_
 
 
 @pytest.mark.django_db
-def test_a_scenario_relying_on_a_demo_draft_or_lapsed_quote_says_so(tmp_path):
+def test_a_scenario_relying_on_a_demo_draft_or_lapsed_quote_says_so(tmp_path, catalog):
     import datetime
 
     from hardware.models import DedicatedQuote, PurchaseQuote, QuoteStatus
 
-    call_command("load_catalog", stdout=io.StringIO())
     draft = DedicatedQuote.objects.get(reference="DEMO-D-L40S-4")
     assert draft.status == QuoteStatus.DRAFT and draft.is_demo
     lapsed = PurchaseQuote.objects.get(reference="DEMO-P-H100-8")

@@ -28,7 +28,7 @@ def test_login_page_answers_with_a_form(client):
     assert b'name="username"' in response.content and b'name="password"' in response.content
 
 
-def test_a_viewer_sees_every_gpu_model_on_the_gpu_models_page(client, catalog_gpus):
+def test_a_viewer_sees_every_gpu_model_on_the_gpu_models_page(client, catalog):
     user = UserFactory(username="ana", password="correct horse battery", roles=[VIEWER])
     assert client.login(username="ana", password="correct horse battery")
     response = client.get("/gpus/")
@@ -73,8 +73,7 @@ def test_healthz_reports_database_and_broker_without_login(client):
     assert "password" not in response.content.decode().lower()
 
 
-def test_load_catalog_holds_every_row_of_the_gpu_table_with_its_figures():
-    call_command("load_catalog", stdout=io.StringIO())
+def test_load_catalog_holds_every_row_of_the_gpu_table_with_its_figures(catalog):
     rows = read_gpu_table()
     assert GpuModel.objects.count() == len(rows) >= 28
     h100 = GpuModel.objects.get(slug="h100-sxm")
@@ -92,8 +91,7 @@ def test_load_catalog_holds_every_row_of_the_gpu_table_with_its_figures():
             assert getattr(gpu, field) == getattr(row, field), (row.slug, field)
 
 
-def test_load_catalog_twice_adds_nothing_and_changes_nothing():
-    call_command("load_catalog", stdout=io.StringIO())
+def test_load_catalog_twice_adds_nothing_and_changes_nothing(catalog):
     before = list(GpuModel.objects.order_by("pk").values())
     out = io.StringIO()
     call_command("load_catalog", stdout=out)
@@ -101,8 +99,7 @@ def test_load_catalog_twice_adds_nothing_and_changes_nothing():
     assert "0 created, 0 updated" in out.getvalue()
 
 
-def test_load_catalog_repairs_a_hand_edited_figure():
-    call_command("load_catalog", stdout=io.StringIO())
+def test_load_catalog_repairs_a_hand_edited_figure(catalog):
     GpuModel.objects.filter(slug="l4").update(memory_gb=Decimal("99"))
     out = io.StringIO()
     call_command("load_catalog", stdout=out)

@@ -407,7 +407,7 @@ def test_oracle_document_without_items_is_refused_whole():
 # --- the rows are the catalog's rows -----------------------------------------------------------
 
 
-def test_parsed_feed_rows_load_into_the_catalog_as_they_are(catalog_gpus):
+def test_parsed_feed_rows_load_into_the_catalog_as_they_are(catalog):
     observed_at = datetime(2026, 11, 30, tzinfo=UTC)
     gcp_rows, gcp_report = parse_gcp_skus([GCP_PAGE], instances=table("gcp"))
     oracle_rows, _, _ = parse_oracle_prices(ORACLE_LIST, instances=table("oracle"))

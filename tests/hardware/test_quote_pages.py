@@ -68,7 +68,7 @@ def test_below_catalog_editor_creating_or_editing_a_quote_is_forbidden(client, c
     assert quote.status != "expired"
 
 
-def test_an_editor_creates_a_quote_with_exact_money_then_edits_it(client, catalog_gpus):
+def test_an_editor_creates_a_quote_with_exact_money_then_edits_it(client, catalog):
     client.force_login(editor())
     body = client.get("/quotes/").content.decode()
     assert "/quotes/dedicated/new/" in body and "/quotes/purchase/new/" in body
@@ -86,7 +86,7 @@ def test_an_editor_creates_a_quote_with_exact_money_then_edits_it(client, catalo
     assert quote.status == "expired"
 
 
-def test_a_bad_value_is_reported_by_field_and_nothing_is_saved(client, catalog_gpus):
+def test_a_bad_value_is_reported_by_field_and_nothing_is_saved(client, catalog):
     client.force_login(editor())
     response = client.post(
         "/quotes/dedicated/new/", dedicated_form(usd_per_server_month="-5", term_months="")
@@ -99,7 +99,7 @@ def test_a_bad_value_is_reported_by_field_and_nothing_is_saved(client, catalog_g
     assert not DedicatedQuote.objects.filter(reference="Q-1").exists()
 
 
-def test_htmx_gets_the_form_alone_and_its_errors_as_200(client, catalog_gpus):
+def test_htmx_gets_the_form_alone_and_its_errors_as_200(client, catalog):
     client.force_login(editor())
     response = client.get("/quotes/purchase/new/", HTTP_HX_REQUEST="true")
     assert response.status_code == 200
@@ -109,7 +109,7 @@ def test_htmx_gets_the_form_alone_and_its_errors_as_200(client, catalog_gpus):
     assert response.status_code == 200 and "The quote was not saved" in response.content.decode()
 
 
-def test_an_unknown_kind_or_quote_is_404(client, catalog_gpus):
+def test_an_unknown_kind_or_quote_is_404(client, catalog):
     client.force_login(editor())
     assert client.get("/quotes/leased/new/").status_code == 404
     assert client.get("/quotes/dedicated/999999/edit/").status_code == 404

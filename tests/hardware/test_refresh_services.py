@@ -2,7 +2,6 @@
 PostgreSQL, with the Redis lock and with the database lease), and a feed served on 127.0.0.1
 fetched by the task that a real beat process sends to a real worker process."""
 
-import io
 import json
 import os
 import subprocess
@@ -14,7 +13,6 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from django.core.management import call_command
 from django.db import connection
 
 from hardware.models import RefreshRun
@@ -49,11 +47,6 @@ def h100_now() -> Decimal | None:
     return None if price is None else price.usd_per_hour
 
 
-@pytest.fixture
-def loaded_catalog(postgres_database):
-    call_command("load_catalog", verbosity=0, stdout=io.StringIO())
-
-
 def two_at_once(source: str) -> list[dict]:
     """Run two refreshes of ``source`` in two threads started together; their outcomes."""
     outcomes: list[dict] = []
@@ -76,7 +69,7 @@ def two_at_once(source: str) -> list[dict]:
 
 @pytest.mark.parametrize("lock", ["redis", "database"])
 def test_two_refreshes_of_one_source_at_once_one_runs_the_other_is_skipped(
-    lock, loaded_catalog, redis_url, settings
+    lock, catalog, postgres_database, redis_url, settings
 ):
     settings.REDIS_URL = redis_url if lock == "redis" else ""
     with CountingFeedServer() as server:
@@ -182,7 +175,7 @@ def wait_for(condition, *, timeout_s: float, what: str, logs: Path):
 
 
 def test_beat_and_worker_apply_a_changed_feed_then_do_not_download_it_again(
-    loaded_catalog, feed_server, beat_and_worker
+    catalog, postgres_database, feed_server, beat_and_worker
 ):
     feed_server.feeds["/oracle.json"] = oracle_with({"B98415": 11})  # 10 -> 11 per GPU-hour
     logs = beat_and_worker["logs"]

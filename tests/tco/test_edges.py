@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from costapp.tco import ScenarioError
 from costapp.tco import results as rs
+from tests.examples import examples
 
 from .edge_documents import (
     EXTREME_NUMBERS,
@@ -269,7 +270,7 @@ edge_numbers = st.one_of(
 )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(changes=st.lists(st.tuples(st.sampled_from(RICH_NUMBERS), edge_numbers), max_size=4))
 def test_numbers_at_the_edges_give_a_finite_result_or_a_scenario_error(changes):
     doc = RICH

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from costapp.tco import montecarlo as mc
 from costapp.tco.core import Futures, plan_cost
+from tests.examples import examples
 
 from .helpers import by_name, document, plan_of, run, steady
 
@@ -269,7 +270,9 @@ def test_the_result_has_every_field_per_option(plan):
 
 
 @settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(25),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(
     seed=st.integers(0, 2**63),
@@ -494,7 +497,7 @@ def bits(values: Any) -> Any:
 SPECIAL_FLOATS = st.sampled_from([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 5e-324, 1e308])
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     rows=st.integers(1, 4),
     n=st.one_of(st.integers(1, 60), st.integers(100, 3000)),

@@ -14,12 +14,13 @@ from hypothesis import strategies as st
 from costapp.tco.core import Futures, plan_cost
 from costapp.tco.engine import break_even_scale
 from costapp.tco.results import demand_scale_cap
+from tests.examples import examples
 
 from .helpers import by_name, plan_of, run
 
 GPUS = ["h100-sxm", "a100-sxm-80gb", "l40s", "mi300x"]
 PROPERTY_SETTINGS = settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 
 

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from costapp.tco import CatalogRefs, schema
+from tests.examples import examples
 
 from .documents import (
     cloud,
@@ -585,7 +586,7 @@ def test_simulation_distributions_are_written_in_a_fixed_order():
 finite = st.floats(allow_nan=False, allow_infinity=False)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     horizon=st.integers(1, 120),
     hours=st.floats(0.001, 1000),
@@ -630,7 +631,7 @@ def test_any_values_within_their_ranges_are_accepted(
     assert ok(copy.deepcopy(result)).document == result
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     case=st.sampled_from(RANGE_CASES),
     excess=st.floats(0.001, 1e6),
@@ -665,7 +666,7 @@ WHOLE_FIELDS = {
 }
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(value=st.one_of(st.booleans(), st.text(max_size=5), st.lists(st.integers(), max_size=2)))
 def test_anything_but_a_number_in_a_number_field_is_an_error(value):
     assert problems(cloud(usd_per_gpu_hour=value)) == [
@@ -673,7 +674,7 @@ def test_anything_but_a_number_in_a_number_field_is_an_error(value):
     ]
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(value=finite.filter(lambda x: not float(x).is_integer()))
 def test_any_fraction_in_a_whole_number_field_is_an_error(value):
     assert problems(dedicated(gpus_per_server=value)) == [

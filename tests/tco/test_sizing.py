@@ -17,6 +17,7 @@ from costapp.tco import montecarlo as mc
 from costapp.tco import sizing as sz
 from costapp.tco.errors import ScenarioError
 from costapp.tco.validation import normalize
+from tests.examples import examples
 
 from .helpers import by_name, document, gpu_figures, plan_of, run, steady
 
@@ -431,7 +432,7 @@ def test_a_merge_refuses_missing_repeated_or_foreign_blocks():
         sz.sweeps_merge(plan, [sz.sweep_blocks_compute(other, range(3))])
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(10), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(groups=st.lists(st.integers(0, 3), min_size=5, max_size=5), seed=st.integers(0, 2**32))
 def test_blocks_in_any_groups_merge_to_the_run_in_one_process(groups, seed):
     doc = fleet(SWEEPS[:2], {**SIMULATION, "paths": 4200, "seed": seed})
@@ -463,7 +464,7 @@ def objective_values(entry: dict[str, Any]) -> list[float]:
     return values
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     committed_rate=st.floats(1.0, 3.1),
     spread=st.floats(0.0, 0.6),
@@ -517,7 +518,7 @@ def test_best_is_never_beaten_by_another_qualifying_candidate(
                 assert value > lowest + tolerance
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(20), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     committed_rate=st.floats(1.0, 3.1),
     growth=st.floats(-0.02, 0.04),

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from costapp.tco import ScenarioError, normalize, schema
 from costapp.tco.demand import estimate_tokens_per_second_per_gpu
+from tests.examples import examples
 
 from .documents import (
     CATALOG,
@@ -603,7 +604,7 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     top=st.dictionaries(st.sampled_from(KNOWN_NAMES), json_values, max_size=8),
     workload=st.dictionaries(st.sampled_from(KNOWN_NAMES), json_values, max_size=8),
