@@ -9,6 +9,9 @@ Rejected rows do not fail the command; an unreadable file or a broken table does
 file, and then nothing is written. Values edited by hand (prices, egress tiers) are kept and
 reported, never reset.
 
+With ``--if-empty`` it loads only into an empty catalog (no GPU model yet) and otherwise does
+nothing: what the web container runs on every start.
+
 Each price carries the date its source stated it: for the shipped files, the date the data README
 gives (``hardware/data/stated_on.csv``), or ``--stated-on``; a file neither dates is taken as
 stating its prices the day it is loaded. Reloading a file the catalog already holds changes no
@@ -25,6 +28,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from hardware.gpu_table import GPU_TABLE_PATH, GpuTableError, read_gpu_table
+from hardware.models import GpuModel
 from hardware.selectors import current_prices
 from hardware.services import (
     demo_quotes_load,
@@ -60,6 +64,11 @@ class Command(BaseCommand):
         parser.add_argument("--aliases", type=Path, default=ALIASES_PATH, help="GPU alias table")
         parser.add_argument("--no-demo", action="store_true", help="skip the demo quotes")
         parser.add_argument(
+            "--if-empty",
+            action="store_true",
+            help="load only into an empty catalog (no GPU model yet); otherwise do nothing",
+        )
+        parser.add_argument(
             "--stated-on",
             type=date.fromisoformat,
             default=None,
@@ -69,6 +78,9 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         self.verbosity = options["verbosity"]
+        if options["if_empty"] and GpuModel.objects.exists():
+            self.stdout.write("the catalog is already loaded: nothing done (--if-empty)")
+            return
         try:
             gpu_rows = read_gpu_table()
         except (OSError, GpuTableError) as exc:
