@@ -173,8 +173,9 @@ PRICE_REFRESH_INTERVAL_MINUTES = env.int("PRICE_REFRESH_INTERVAL_MINUTES", defau
 PRICE_SOURCES = price_source_settings(env, default_interval_minutes=PRICE_REFRESH_INTERVAL_MINUTES)
 PRICE_FETCH_TIMEOUT_SECONDS = env.float("PRICE_FETCH_TIMEOUT_SECONDS", default=30.0)
 PRICE_FETCH_RETRIES = env.int("PRICE_FETCH_RETRIES", default=3)
-# The longest a refresh may hold its source's lock (a dead worker's lock expires after it).
-PRICE_REFRESH_LOCK_SECONDS = env.int("PRICE_REFRESH_LOCK_SECONDS", default=3600)
+# The lease on a source's refresh lock: its holder renews it while it works, so a dead holder's
+# lock lapses after this long (hardware.refresh_lease).
+PRICE_REFRESH_LEASE_SECONDS = env.int("PRICE_REFRESH_LEASE_SECONDS", default=120)
 # The Celery queue of the scheduled refreshes (empty: the default queue).
 PRICE_REFRESH_QUEUE = env.str("PRICE_REFRESH_QUEUE", default="")
 try:
@@ -205,6 +206,12 @@ RUN_STALE_AFTER_S = env.int("RUN_STALE_AFTER_S", default=CELERY_VISIBILITY_TIMEO
 # The Celery queue of every task of the run pipeline, beat's requeue included (empty: the default
 # queue); the services read it when they publish, so a worker set can be given runs of its own.
 RUN_QUEUE = env.str("RUN_QUEUE", default="")
+# Beat fails the price refreshes that stopped without finishing once their lease lapsed.
+CELERY_BEAT_SCHEDULE["price-refresh-sweep"] = {
+    "task": "hardware.refresh_runs_sweep",
+    "schedule": 60.0,
+    "options": {"expires": 60.0, **({"queue": PRICE_REFRESH_QUEUE} if PRICE_REFRESH_QUEUE else {})},
+}
 CELERY_BEAT_SCHEDULE["runs-requeue-stale"] = {
     "task": "costapp.runs_requeue_stale",
     "schedule": 60.0,
@@ -280,6 +287,10 @@ REST_KNOX = {
 # (up or down); a provider first seen in a feed gets its kind here (slug=kind,...) or gpu-cloud.
 PRICE_REFRESH_MAX_VANISHED_SHARE = env.float("PRICE_REFRESH_MAX_VANISHED_SHARE", default=0.2)
 PRICE_REFRESH_MAX_PRICE_FACTOR = env.float("PRICE_REFRESH_MAX_PRICE_FACTOR", default=3.0)
+# A feed adding more new offers than this share of the provider's current offers, or than this
+# many, is held for review.
+PRICE_REFRESH_MAX_NEW_SHARE = env.float("PRICE_REFRESH_MAX_NEW_SHARE", default=0.25)
+PRICE_REFRESH_MAX_NEW_OFFERS = env.int("PRICE_REFRESH_MAX_NEW_OFFERS", default=500)
 PRICE_REFRESH_PROVIDER_KINDS: dict[str, str] = env.dict("PRICE_REFRESH_PROVIDER_KINDS", default={})
 
 # A price whose source stated it more than this many days ago is stale (pages, API, warnings).

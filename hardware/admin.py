@@ -25,9 +25,17 @@ from .models import (
     Provider,
     PurchaseQuote,
     RefreshRun,
+    RefreshStatus,
     Region,
 )
-from .refresh import RefreshError, refresh_run_approve, refresh_run_diff, refresh_run_discard
+from .refresh import (
+    CATALOG_MOVED,
+    RefreshError,
+    RefreshLocked,
+    refresh_run_approve,
+    refresh_run_diff,
+    refresh_run_discard,
+)
 from .selectors import egress_tiers_problem
 
 
@@ -230,8 +238,11 @@ class RefreshRunAdmin(admin.ModelAdmin):
         for run in queryset:
             try:
                 run = service(run_id=run.pk)
-            except RefreshError as exc:
+            except (RefreshError, RefreshLocked) as exc:
                 self.message_user(request, str(exc), level=messages.WARNING)
+                continue
+            if service is refresh_run_approve and run.status == RefreshStatus.HELD:
+                self.message_user(request, f"{run}: {CATALOG_MOVED}", level=messages.WARNING)
                 continue
             self.message_user(request, f"{run}: {done}")
 

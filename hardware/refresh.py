@@ -1,52 +1,54 @@
 """Price refreshes: a public price feed into the catalog without ever damaging it.
 
-``price_refresh`` runs the pipeline for one feed of one provider:
+``price_refresh`` runs the pipeline for one feed of one provider, holding the source's lease
+(``hardware.refresh_lease``: one lock per source for the command, the schedule and approvals);
+a run of the source that stopped without finishing is first marked failed
+(``refresh_runs_stopped_fail``):
 
 1. a ``RefreshRun`` row is written (``running``) and committed, so every attempt is on record;
 2. parse: the format's parser (``hardware.sources``) turns the feed into plain rows, touching no
    table; a feed that cannot be read whole fails the run with the reason (``failed``);
-3. stage: the rows are stored as ``StagedPrice`` rows of the run;
-4. validate: the staged rows are compared with the provider's current prices in the feed's scope
-   (the billing models the format states; for AWS feeds, also only the regions the feed lists).
-   The run is held for review (``held``), with the reasons and both values, when more than
-   ``PRICE_REFRESH_MAX_VANISHED_SHARE`` of those prices would vanish, when a price would move by
-   more than ``PRICE_REFRESH_MAX_PRICE_FACTOR`` up or down, when a value edited by hand (admin or
-   API, read from the price's history) would change or vanish, or when a CSV feed does not end
-   with a line break (cut short);
+3. stage: the rows are stored as ``StagedPrice`` rows of the run; the rows the parser rejected
+   are listed with the offer they were about (``RefreshRun.prices_kept``);
+4. validate (``hardware.refresh_checks``): the staged rows are compared with the provider's
+   current prices in the feed's scope; a rejected row keeps its offer's current price, and the
+   run is held for review (``held``) when the checks say so, or when a CSV feed does not end with
+   a line break (cut short);
 5. apply, in one short transaction: new and changed prices become new price rows (the older
    rows stay as history) dated ``stated_on`` as the feed states it (the load day when it states
    none) and with the ``flag`` the parser gave a suspect price, prices seen again move their
-   ``last_seen``, prices the feed no longer lists get ``vanished_at`` and stop being current. ``applied``, or ``unchanged`` when nothing
-   but ``last_seen`` moved: the same feed applied twice adds nothing.
+   ``last_seen``, prices the feed no longer lists get ``vanished_at`` and stop being current.
+   ``applied``, or ``unchanged`` when nothing but ``last_seen`` moved: the same feed applied
+   twice adds nothing.
 
 Anything that goes wrong while applying rolls the whole transaction back and fails the run: the
-catalog stays as it was. A held run is applied as staged by ``refresh_run_approve`` (hand edits
-then give way to the feed, by someone's decision) or dropped by ``refresh_run_discard``.
+catalog stays as it was; a database error fails the run with the reason as soon as the database
+answers again (``RefreshDatabaseError``). A held run is applied as staged by
+``refresh_run_approve`` once it is checked again against the catalog as it is now (hand edits
+then give way to the feed, by someone's decision), or dropped by ``refresh_run_discard``.
 """
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from django.conf import settings
-from django.db import transaction
+from django.db import Error as DatabaseError
+from django.db import connection, transaction
 from django.utils import timezone
 from simple_history.utils import bulk_update_with_history
 
-from .hand_edits import hand_edited_ids
 from .models import (
-    EgressTier,
     GpuModel,
     InstancePrice,
     RefreshRun,
     RefreshStatus,
     StagedPrice,
 )
-from .selectors import current_prices
-from .services import SQL_BATCH, egress_tiers_load, instance_prices_load, price_spread
+from .refresh_checks import RefreshPlan, rejected_rows, staged_egress_tiers, staged_rows
+from .refresh_checks import refresh_plan as checks_plan
+from .refresh_lease import RefreshLease, RefreshLocked, lease_is_live, refresh_lease
+from .services import SQL_BATCH, egress_tiers_load, instance_prices_load
 from .sources.common import ParseReport, PriceRow, SourceError
 from .sources.egress import EgressTierRow
 from .sources.registry import FILE, HTTP, PRICE_SOURCES, PriceSource
@@ -61,19 +63,12 @@ class RefreshError(ValueError):
     """A refresh cannot be started or changed as asked (unknown source, run not held, ...)."""
 
 
-@dataclass
-class RefreshPlan:
-    """What applying the staged rows would do to the provider's current prices."""
+class RefreshDatabaseError(RuntimeError):
+    """The database failed during a refresh; the message is one line, saying what became of the
+    run."""
 
-    added: int = 0
-    changed: int = 0
-    unchanged: int = 0
-    vanished: list[InstancePrice] = field(default_factory=list)
-    in_scope: int = 0
-    held_reasons: list[str] = field(default_factory=list)
-    conflicts: list[dict] = field(default_factory=list)
-    changes: list[dict] = field(default_factory=list)
-    egress_changes: list[dict] = field(default_factory=list)
+
+__all__ = ["RefreshLocked", "RefreshPlan", "staged_egress_tiers", "staged_rows"]
 
 
 def _source(name: str) -> PriceSource:
@@ -121,16 +116,81 @@ def price_refresh(*, source: str, paths: Feed, provider: str, dry_run: bool = Fa
     """Run the whole pipeline for one feed (module docstring); return the finished run.
 
     ``paths`` are the feed's files, or for ``azure``, ``gcp`` and ``oracle`` also its fetched
-    pages (bytes). With ``dry_run`` everything happens in a transaction that is rolled back: the
-    run returned says what the feed would do, and nothing is stored, not even the run.
+    pages (bytes). Raise ``RefreshLocked`` when another refresh of the source holds its lease,
+    ``RefreshDatabaseError`` when the database fails. With ``dry_run`` everything happens in a
+    transaction that is rolled back, without the lease: the run returned says what the feed
+    would do, and nothing is stored, not even the run.
     """
     _source(source)
     if dry_run:
         with transaction.atomic():
-            run = _refresh(source=source, pages=paths, provider=provider)
+            trial = _refresh(source=source, pages=paths, provider=provider)
             transaction.set_rollback(True)
-        return run
-    return _refresh(source=source, pages=paths, provider=provider)
+        return trial
+    run: RefreshRun | None = None
+    try:
+        with refresh_lease(source=source) as lease:
+            refresh_runs_stopped_fail(source=source, found_by=f"the next refresh of {source}")
+            names = [p.name if isinstance(p, Path) else f"{source} page" for p in paths]
+            run = refresh_run_start(source=source, provider=provider, feed_name=", ".join(names))
+            return _refresh(source=source, pages=paths, provider=provider, run=run, lease=lease)
+    except DatabaseError as exc:
+        raise refresh_database_failure(run, exc) from None
+
+
+def refresh_database_failure(run: RefreshRun | None, exc: Exception) -> RefreshDatabaseError:
+    """Fail ``run`` after a database error, on a new connection if the database answers; the
+    error to raise, in one line. A run that cannot be written now is failed by the next refresh
+    of its source or by beat's sweep (``refresh_runs_sweep``)."""
+    reason = " ".join(str(exc).split()) or type(exc).__name__
+    if run is None:
+        return RefreshDatabaseError(f"database error: {reason}")
+    try:
+        connection.close()
+        StagedPrice.objects.filter(run_id=run.pk).delete()
+        RefreshRun.objects.filter(pk=run.pk, status=RefreshStatus.RUNNING).update(
+            status=RefreshStatus.FAILED,
+            error=f"database error: {reason}"[:2000],
+            finished_at=timezone.now(),
+        )
+    except DatabaseError:
+        return RefreshDatabaseError(
+            f"database error: {reason}; run {run.pk} is marked failed by the next refresh of "
+            f"{run.source} or by beat's sweep"
+        )
+    return RefreshDatabaseError(f"database error: {reason}; run {run.pk} failed")
+
+
+def refresh_runs_stopped_fail(*, source: str, found_by: str) -> list[int]:
+    """Fail every run of ``source`` still ``running`` and remove its staged rows; the caller
+    holds the source's lease, so none of them is alive (every run is written under it)."""
+    now = timezone.now()
+    failed = []
+    for run in RefreshRun.objects.filter(source=source, status=RefreshStatus.RUNNING):
+        run.staged_prices.all().delete()
+        why = (
+            "stopped without finishing (its process ended or lost the database, and its lease "
+            f"lapsed): found by {found_by} at {now:%Y-%m-%d %H:%M:%S} UTC; staged rows removed"
+        )
+        _finish(run, RefreshStatus.FAILED, error=f"{run.error}; {why}" if run.error else why)
+        failed.append(run.pk)
+    return failed
+
+
+def refresh_runs_sweep() -> list[int]:
+    """Beat's sweep: fail the runs that stopped without finishing, of every source whose lease
+    lapsed (a live holder's runs are left alone); the ids of the runs failed."""
+    failed: list[int] = []
+    sources = RefreshRun.objects.filter(status=RefreshStatus.RUNNING).order_by()
+    for source in sorted(set(sources.values_list("source", flat=True))):
+        if lease_is_live(source=source):
+            continue
+        try:
+            with refresh_lease(source=source, renew=False):
+                failed += refresh_runs_stopped_fail(source=source, found_by="beat's sweep")
+        except RefreshLocked:
+            continue
+    return failed
 
 
 def refresh_run_start(*, source: str, provider: str, feed_name: str, **fields: Any) -> RefreshRun:
@@ -145,7 +205,13 @@ def refresh_run_start(*, source: str, provider: str, feed_name: str, **fields: A
 
 
 def _refresh(
-    *, source: str, pages: Feed, provider: str, run: RefreshRun | None = None, file_name: str = ""
+    *,
+    source: str,
+    pages: Feed,
+    provider: str,
+    run: RefreshRun | None = None,
+    file_name: str = "",
+    lease: RefreshLease | None = None,
 ) -> RefreshRun:
     if run is None:
         names = [p.name if isinstance(p, Path) else f"{source} page" for p in pages]
@@ -156,9 +222,12 @@ def _refresh(
         )
     except SourceError as exc:
         return _finish(run, RefreshStatus.FAILED, error=str(exc))
+    except DatabaseError:
+        raise
     except Exception as exc:  # a parser fault: on record as failed, then raised
         _finish(run, RefreshStatus.FAILED, error=f"parser fault: {exc!r}")
         raise
+    run.prices_kept = rejected_rows(source=source, pages=list(pages), report=report)
     _record_report(run, report)
     run.staged_egress_tiers = [_tier_json(tier) for tier in tiers]
     _stage(run, rows)
@@ -168,12 +237,31 @@ def _refresh(
         plan.held_reasons.append(
             f"{first.name} does not end with a line break: the feed may have been cut short"
         )
-    return _apply_or_hold(run, plan, keep_hand_edits=True)
+    return _apply_or_hold(run, plan, keep_hand_edits=True, lease=lease)
 
 
-def fetched_feed_refresh(*, run: RefreshRun, pages: Sequence[bytes]) -> RefreshRun:
-    """Run the pipeline on the fetched pages of a ``running`` run (the scheduled refresh); the
-    prices it writes name the feed's URL as their source.
+def refresh_plan(*, run: RefreshRun) -> RefreshPlan:
+    """The run's staged rows against the catalog as it is now (``hardware.refresh_checks``)."""
+    entry = _source(run.source)
+    return checks_plan(run=run, billings=entry.billings, regional=entry.regional)
+
+
+def refresh_run_diff(*, run: RefreshRun) -> dict[str, list[dict]]:
+    """What applying a held run would change now: each price and egress tier, old and new.
+
+    Only a held run still has its staged rows; for any other run both lists are empty.
+    """
+    if run.status != RefreshStatus.HELD:
+        return {"prices": [], "egress_tiers": []}
+    plan = refresh_plan(run=run)
+    return {"prices": plan.changes, "egress_tiers": plan.egress_changes}
+
+
+def fetched_feed_refresh(
+    *, run: RefreshRun, pages: Sequence[bytes], lease: RefreshLease | None = None
+) -> RefreshRun:
+    """Run the pipeline on the fetched pages of a ``running`` run (the scheduled refresh, under
+    the source's ``lease``); the prices it writes name the feed's URL as their source.
     """
     return _refresh(
         source=run.source,
@@ -181,6 +269,7 @@ def fetched_feed_refresh(*, run: RefreshRun, pages: Sequence[bytes]) -> RefreshR
         provider=run.provider,
         run=run,
         file_name=run.feed_url or run.feed_name,
+        lease=lease,
     )
 
 
@@ -197,21 +286,6 @@ def _tier_json(tier: EgressTierRow) -> dict:
         "source": tier.source,
         "line_no": tier.line_no,
     }
-
-
-def staged_egress_tiers(*, run: RefreshRun) -> list[EgressTierRow]:
-    """The egress tiers the run's feed states, as plain tier rows (none: egress not stated)."""
-    return [
-        EgressTierRow(
-            provider=run.provider,
-            up_to_tb=None if t["up_to_tb"] is None else Decimal(t["up_to_tb"]),
-            usd_per_gb=Decimal(t["usd_per_gb"]),
-            scope=t["scope"],
-            source=t["source"],
-            line_no=t["line_no"],
-        )
-        for t in run.staged_egress_tiers
-    ]
 
 
 def _ends_with_newline(path: Path) -> bool:
@@ -271,195 +345,19 @@ def _stage(run: RefreshRun, rows: list[PriceRow]) -> None:
     )
 
 
-def staged_rows(*, run: RefreshRun) -> list[PriceRow]:
-    """The run's staged rows as plain price rows (file order)."""
-    return [
-        PriceRow(
-            provider=run.provider,
-            instance_type=s.instance_type,
-            gpu_slug=s.gpu_slug,
-            gpu_count=s.gpu_count,
-            vcpus=s.vcpus,
-            memory_gib=s.memory_gib,
-            host=s.host,
-            region=s.region,
-            zone=s.zone,
-            billing=s.billing,
-            usd_per_hour=s.usd_per_hour,
-            line_no=s.line_no,
-            is_suspect=bool(s.flag),
-            note=s.flag or s.note,
-            stated_on=s.stated_on,
-            gpu_confirmed=s.gpu_confirmed,
-            gpu_evidence=s.gpu_evidence,
-            zone_count=s.zone_count,
-            zone_min_usd_per_hour=s.zone_min_usd_per_hour,
-            zone_median_usd_per_hour=s.zone_median_usd_per_hour,
-            zone_max_usd_per_hour=s.zone_max_usd_per_hour,
-        )
-        for s in run.staged_prices.order_by("pk")
-    ]
-
-
-def refresh_plan(*, run: RefreshRun) -> RefreshPlan:
-    """Compare the run's staged rows with the provider's current prices in the feed's scope."""
-    plan = RefreshPlan()
-    rows = staged_rows(run=run)
-    entry = _source(run.source)
-    current = current_prices().filter(
-        offer__provider__slug=run.provider, billing__in=entry.billings
-    )
-    if entry.regional:
-        current = current.filter(region__code__in={row.region for row in rows})
-    by_key = {(p.offer.instance_type, p.region.code, p.billing): p for p in current}
-    plan.in_scope = len(by_key)
-    factor = Decimal(str(settings.PRICE_REFRESH_MAX_PRICE_FACTOR))
-    changed: list[tuple[PriceRow, InstancePrice]] = []
-    seen: set[tuple[str, str, str]] = set()
-    for row in rows:
-        key = (row.instance_type, row.region, row.billing)
-        seen.add(key)
-        price = by_key.get(key)
-        if price is None:
-            plan.added += 1
-            plan.changes.append(_change("added", key, None, row))
-        elif price.usd_per_hour == row.usd_per_hour and price_spread(price) == price_spread(row):
-            plan.unchanged += 1
-        else:
-            plan.changed += 1
-            changed.append((row, price))
-            plan.changes.append(_change("changed", key, price, row))
-            low, high = sorted((price.usd_per_hour, row.usd_per_hour))
-            if low > 0 and high / low > factor:
-                plan.conflicts.append(_conflict("moves more than allowed", price, row))
-    plan.vanished = [price for key, price in by_key.items() if key not in seen]
-    plan.changes += [
-        _change("vanished", key, price, None) for key, price in by_key.items() if key not in seen
-    ]
-    _plan_egress(run, plan, factor)
-
-    hand = hand_edited_ids(
-        model=InstancePrice, ids=[p.pk for _, p in changed] + [p.pk for p in plan.vanished]
-    )
-    hand_conflicts = [_conflict("edited by hand", p, row) for row, p in changed if p.pk in hand]
-    hand_conflicts += [_conflict("edited by hand", p, None) for p in plan.vanished if p.pk in hand]
-    plan.conflicts = hand_conflicts + plan.conflicts
-
-    moves = sum(1 for c in plan.conflicts if c["why"] == "moves more than allowed")
-    if moves:
-        plan.held_reasons.append(
-            f"{moves} price(s) would move by more than a factor of {factor} (see conflicts)"
-        )
-    if hand_conflicts:
-        plan.held_reasons.append(
-            f"{len(hand_conflicts)} price(s) edited by hand would change or vanish (see conflicts)"
-        )
-    share = Decimal(str(settings.PRICE_REFRESH_MAX_VANISHED_SHARE))
-    if plan.in_scope and Decimal(len(plan.vanished)) > share * plan.in_scope:
-        plan.held_reasons.append(
-            f"{len(plan.vanished)} of the provider's {plan.in_scope} current price(s) in this "
-            f"feed's scope would vanish (more than {share:%})"
-        )
-    return plan
-
-
-def _plan_egress(run: RefreshRun, plan: RefreshPlan, factor: Decimal) -> None:
-    """The feed's egress tiers against the provider's stored ones, under the same checks."""
-    tiers = staged_egress_tiers(run=run)
-    if not tiers:
-        return  # the feed states no egress tiers: the stored ones stay
-    stored = {t.up_to_tb: t for t in EgressTier.objects.filter(provider__slug=run.provider)}
-    wanted = {t.up_to_tb: t for t in tiers}
-    hand = hand_edited_ids(model=EgressTier, ids=[t.pk for t in stored.values()])
-    for bound in sorted(set(stored) | set(wanted), key=lambda b: (b is None, b or 0)):
-        old, new = stored.get(bound), wanted.get(bound)
-        if old is not None and new is not None and old.usd_per_gb == new.usd_per_gb:
-            continue
-        change = {
-            "kind": "added" if old is None else "vanished" if new is None else "changed",
-            "up_to_tb": None if bound is None else str(bound),
-            "old_usd_per_gb": None if old is None else str(old.usd_per_gb),
-            "new_usd_per_gb": None if new is None else str(new.usd_per_gb),
-        }
-        plan.egress_changes.append(change)
-        if old is None:
-            continue  # a new tier conflicts with nothing
-        why = ""
-        if old.pk in hand:
-            why = "edited by hand"
-        elif new is not None:
-            low, high = sorted((old.usd_per_gb, new.usd_per_gb))
-            if low > 0 and high / low > factor:
-                why = "moves more than allowed"
-        if why:
-            plan.conflicts.append({"why": why, "egress_tier_id": old.pk, **change})
-    hand_count = sum(
-        1 for c in plan.conflicts if "egress_tier_id" in c and c["why"] == "edited by hand"
-    )
-    moves = sum(1 for c in plan.conflicts if "egress_tier_id" in c and c["why"] != "edited by hand")
-    if hand_count:
-        plan.held_reasons.append(
-            f"{hand_count} egress tier(s) edited by hand would change or vanish (see conflicts)"
-        )
-    if moves:
-        plan.held_reasons.append(
-            f"{moves} egress tier(s) would move by more than a factor of {factor} (see conflicts)"
-        )
-
-
-def _change(
-    kind: str, key: tuple[str, str, str], price: InstancePrice | None, row: PriceRow | None
-) -> dict:
-    """One line of a run's diff: a price added, changed or vanished, with both values."""
-    instance_type, region, billing = key
-    return {
-        "kind": kind,
-        "instance_type": instance_type,
-        "region": region,
-        "billing": billing,
-        "price_id": None if price is None else price.pk,
-        "old_usd_per_hour": None if price is None else str(price.usd_per_hour),
-        "new_usd_per_hour": None if row is None else str(row.usd_per_hour),
-        "old_zone": None if price is None else price.zone,
-        "new_zone": None if row is None else row.zone,
-    }
-
-
-def refresh_run_diff(*, run: RefreshRun) -> dict[str, list[dict]]:
-    """What applying a held run would change now: each price and egress tier, old and new.
-
-    Only a held run still has its staged rows; for any other run both lists are empty.
-    """
-    if run.status != RefreshStatus.HELD:
-        return {"prices": [], "egress_tiers": []}
-    plan = refresh_plan(run=run)
-    return {"prices": plan.changes, "egress_tiers": plan.egress_changes}
-
-
-def _conflict(why: str, price: InstancePrice, row: PriceRow | None) -> dict:
-    """One value to review: the catalog's and the feed's (``None``: the feed no longer lists it)."""
-    return {
-        "why": why,
-        "instance_type": price.offer.instance_type,
-        "region": price.region.code,
-        "billing": price.billing,
-        "price_id": price.pk,
-        "catalog_usd_per_hour": str(price.usd_per_hour),
-        "feed_usd_per_hour": None if row is None else str(row.usd_per_hour),
-        "feed_line": None if row is None else row.line_no,
-    }
-
-
-def _apply_or_hold(run: RefreshRun, plan: RefreshPlan, *, keep_hand_edits: bool) -> RefreshRun:
-    run.prices_added, run.prices_changed = plan.added, plan.changed
-    run.prices_unchanged, run.prices_vanished = plan.unchanged, len(plan.vanished)
-    run.held_reasons, run.conflicts = plan.held_reasons, plan.conflicts
-    run.egress_changes = plan.egress_changes
+def _apply_or_hold(
+    run: RefreshRun, plan: RefreshPlan, *, keep_hand_edits: bool, lease: RefreshLease | None
+) -> RefreshRun:
+    _record_plan(run, plan)
     if plan.held_reasons and keep_hand_edits:
         return _finish(run, RefreshStatus.HELD)
     try:
         with transaction.atomic():
+            if lease is not None:
+                lease.confirm()  # still this refresh's lease, held by this transaction
             _apply(run, plan, keep_hand_edits=keep_hand_edits)
+    except DatabaseError:
+        raise
     except Exception as exc:  # the transaction is rolled back: record why, catalog untouched
         return _finish(run, RefreshStatus.FAILED, error=f"not applied: {exc!r}")
     if not keep_hand_edits:
@@ -470,6 +368,15 @@ def _apply_or_hold(run: RefreshRun, plan: RefreshPlan, *, keep_hand_edits: bool)
         status = RefreshStatus.UNCHANGED
     run.staged_prices.all().delete()
     return _finish(run, status)
+
+
+def _record_plan(run: RefreshRun, plan: RefreshPlan) -> None:
+    run.prices_added, run.prices_changed = plan.added, plan.changed
+    run.prices_unchanged, run.prices_vanished = plan.unchanged, len(plan.vanished)
+    run.held_reasons, run.conflicts = plan.held_reasons, plan.conflicts
+    run.egress_changes = plan.egress_changes
+    run.prices_kept = plan.kept
+    run.catalog_sha256 = plan.catalog_sha256
 
 
 def _apply(run: RefreshRun, plan: RefreshPlan, *, keep_hand_edits: bool) -> None:
@@ -520,14 +427,32 @@ def _finish(run: RefreshRun, status: str, *, error: str = "") -> RefreshRun:
     return run
 
 
+CATALOG_MOVED = (
+    "the catalog changed since this feed was checked: held again, with the diff against the "
+    "catalog as it is now"
+)
+
+
 def refresh_run_approve(*, run_id: int) -> RefreshRun:
-    """Apply a held run as staged: its checks were reviewed, hand-edited values give way."""
-    with transaction.atomic():
+    """Apply a held run as staged: its checks were reviewed, hand-edited values give way.
+
+    Under the source's lease, the staged rows are checked again against the catalog as it is
+    now: when it changed since they were checked (another refresh, a hand edit), the run stays
+    held with the new diff and reasons, to be reviewed again. Raise ``RefreshLocked`` while
+    another refresh of the source runs.
+    """
+    source = RefreshRun.objects.values_list("source", flat=True).get(pk=run_id)
+    with refresh_lease(source=source) as lease, transaction.atomic():
         run = RefreshRun.objects.select_for_update().get(pk=run_id)
         if run.status != RefreshStatus.HELD:
             raise RefreshError(f"refresh run {run_id} is {run.status}, not held")
+        lease.confirm()
         plan = refresh_plan(run=run)
-        return _apply_or_hold(run, plan, keep_hand_edits=False)
+        if plan.catalog_sha256 != run.catalog_sha256:
+            _record_plan(run, plan)
+            run.held_reasons = [CATALOG_MOVED, *plan.held_reasons]
+            return _finish(run, RefreshStatus.HELD)
+        return _apply_or_hold(run, plan, keep_hand_edits=False, lease=None)
 
 
 def refresh_run_discard(*, run_id: int) -> RefreshRun:
@@ -563,6 +488,16 @@ def refresh_summary(*, run: RefreshRun) -> list[str]:
             f"  egress tier {bound} {e['kind']}: {e['old_usd_per_gb'] or '-'} -> "
             f"{e['new_usd_per_gb'] or '-'} USD/GB"
         )
+    kept = [(row, price) for row in run.prices_kept for price in row["kept"]]
+    if kept:
+        lines.append(f"  kept: {len(kept)} current price(s) of rejected rows")
+    for row, price in kept[:20]:
+        lines.append(
+            f"    line {row['line']} ({row['reason']}): {price['instance_type']} "
+            f"{price['region']} {price['billing']} kept at {price['usd_per_hour']}"
+        )
+    if len(kept) > 20:
+        lines.append(f"    ... and {len(kept) - 20} more")
     if run.not_modified:
         lines.append("  not modified since the last fetch (304): not downloaded")
     lines += [f"  held: {reason}" for reason in run.held_reasons]

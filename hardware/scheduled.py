@@ -2,10 +2,10 @@
 
 ``feed_source_refresh(source=...)`` is what the Celery task ``hardware.refresh_source`` runs:
 
-1. take the source's lock, so two refreshes of one source never overlap: a Redis lock when
-   ``REDIS_URL`` is set (shared by every worker process), otherwise a lease on the source's
-   ``RefreshLock`` row taken by one conditional UPDATE. A refresh that finds the lock taken does
-   nothing and answers ``skipped`` (no run is written: nothing was attempted);
+1. take the source's lease (``hardware.refresh_lease``: the one lock per source that the
+   ``refresh_prices`` command and approvals take too, a database row, renewed while the refresh
+   works). A refresh that finds it taken does nothing and answers ``skipped`` (no run is written:
+   nothing was attempted); a run of the source that stopped without finishing is marked failed;
 2. fetch the feed from ``settings.PRICE_SOURCES[source]["url"]`` with the validators (ETag,
    Last-Modified) of the last run whose feed was applied or found unchanged; a ``304`` answer
    ends the run as ``unchanged`` with ``not_modified`` set (nothing downloaded);
@@ -14,25 +14,26 @@
 A fetch that fails ends its run as ``failed`` with the reason; the catalog is untouched.
 """
 
-import contextlib
-import uuid
-from collections.abc import Iterator
 from dataclasses import asdict, dataclass
-from datetime import timedelta
 
-import redis
 from django.conf import settings
-from django.db.models import Q
-from django.utils import timezone
+from django.db import Error as DatabaseError
 
-from .models import RefreshLock, RefreshRun, RefreshStatus
-from .refresh import RefreshError, fetched_feed_refresh, refresh_run_finish, refresh_run_start
+from .models import RefreshRun, RefreshStatus
+from .refresh import (
+    RefreshError,
+    fetched_feed_refresh,
+    refresh_database_failure,
+    refresh_run_finish,
+    refresh_run_start,
+    refresh_runs_stopped_fail,
+)
+from .refresh_lease import RefreshLease, RefreshLocked, refresh_lease
 from .sources.feeds import FEEDS
 from .sources.fetch import FetchError, FetchPolicy, Validators, feed_fetch, url_shown
 
 # Validators are taken from the last run whose feed reached the catalog or matched it.
 FETCHED_STATUSES = (RefreshStatus.APPLIED, RefreshStatus.UNCHANGED, RefreshStatus.APPROVED)
-LOCK_PREFIX = "gpu-tco:refresh-lock:"
 
 
 @dataclass(frozen=True)
@@ -47,42 +48,6 @@ class FeedRefreshOutcome:
 
     def as_dict(self) -> dict:
         return asdict(self)
-
-
-def _lock_ttl_s() -> int:
-    return int(settings.PRICE_REFRESH_LOCK_SECONDS)
-
-
-@contextlib.contextmanager
-def refresh_lock(*, source: str) -> Iterator[bool]:
-    """Hold the source's refresh lock for the block; yield whether it was taken."""
-    if settings.REDIS_URL:
-        client = redis.Redis.from_url(settings.REDIS_URL)
-        lock = client.lock(LOCK_PREFIX + source, timeout=_lock_ttl_s(), blocking=False)
-        taken = bool(lock.acquire(blocking=False))
-        try:
-            yield taken
-        finally:
-            if taken:
-                with contextlib.suppress(redis.exceptions.LockError):
-                    lock.release()
-            client.close()
-        return
-    token = uuid.uuid4().hex
-    RefreshLock.objects.get_or_create(source=source)
-    now = timezone.now()
-    taken = bool(
-        RefreshLock.objects.filter(source=source)
-        .filter(Q(locked_until__isnull=True) | Q(locked_until__lt=now))
-        .update(token=token, locked_until=now + timedelta(seconds=_lock_ttl_s()))
-    )
-    try:
-        yield taken
-    finally:
-        if taken:
-            RefreshLock.objects.filter(source=source, token=token).update(
-                token="", locked_until=None
-            )
 
 
 def last_validators(*, source: str) -> Validators:
@@ -115,15 +80,15 @@ def feed_source_refresh(*, source: str) -> FeedRefreshOutcome:
     url = str(settings.PRICE_SOURCES.get(source, {}).get("url") or "").strip()
     if not url:
         raise RefreshError(f"source {source} is off: PRICE_SOURCES[{source!r}].url is empty")
-    with refresh_lock(source=source) as taken:
-        if not taken:
-            return FeedRefreshOutcome(
-                source, "skipped", detail=f"a refresh of {source} is already running"
-            )
-        return _fetch_and_refresh(source, url)
+    try:
+        with refresh_lease(source=source) as lease:
+            refresh_runs_stopped_fail(source=source, found_by=f"the next refresh of {source}")
+            return _fetch_and_refresh(source, url, lease)
+    except RefreshLocked as exc:
+        return FeedRefreshOutcome(source, "skipped", detail=str(exc))
 
 
-def _fetch_and_refresh(source: str, url: str) -> FeedRefreshOutcome:
+def _fetch_and_refresh(source: str, url: str, lease: RefreshLease) -> FeedRefreshOutcome:
     feed = FEEDS[source]
     validators = last_validators(source=source)
     run = refresh_run_start(
@@ -133,14 +98,18 @@ def _fetch_and_refresh(source: str, url: str) -> FeedRefreshOutcome:
         fetched = feed_fetch(
             url=url, validators=validators, paging=feed.paging, policy=fetch_policy()
         )
+        if fetched.not_modified:
+            run.etag, run.last_modified = fetched.validators.etag, fetched.validators.last_modified
+            run.not_modified = True
+            run = refresh_run_finish(run=run, status=RefreshStatus.UNCHANGED)
+            return FeedRefreshOutcome(source, run.status, run.pk, not_modified=True)
+        run.etag, run.last_modified = fetched.validators.etag, fetched.validators.last_modified
+        run.save(update_fields=["etag", "last_modified"])
+        run = fetched_feed_refresh(run=run, pages=fetched.pages, lease=lease)
     except FetchError as exc:
         run = refresh_run_finish(run=run, status=RefreshStatus.FAILED, error=f"fetch: {exc}")
         return FeedRefreshOutcome(source, run.status, run.pk, detail=run.error)
-    run.etag, run.last_modified = fetched.validators.etag, fetched.validators.last_modified
-    if fetched.not_modified:
-        run.not_modified = True
-        run = refresh_run_finish(run=run, status=RefreshStatus.UNCHANGED)
-        return FeedRefreshOutcome(source, run.status, run.pk, not_modified=True)
-    run.save(update_fields=["etag", "last_modified"])
-    run = fetched_feed_refresh(run=run, pages=fetched.pages)
+    except DatabaseError as exc:
+        failure = refresh_database_failure(run, exc)
+        return FeedRefreshOutcome(source, RefreshStatus.FAILED, run.pk, detail=str(failure))
     return FeedRefreshOutcome(source, run.status, run.pk, detail=run.error)

@@ -147,8 +147,10 @@ def instance_prices_load(
     A price equal to the current one from another file moves its ``last_seen`` (and its
     ``stated_on`` to the later date); from the very file the catalog already holds (same
     SHA-256), it changes nothing, so reloading a snapshot never makes it look recent. Older rows
-    are never changed, so the history of a price stays as it was seen. Offers and regions are
-    created as needed; a row whose GPU or GPU count differs from its stored offer is refused
+    are never changed, so the history of a price stays as it was seen. A current price its
+    source stated later than this source states the row (a refreshed price, when the shipped
+    files are loaded again) is never replaced: the row is refused, naming both. Offers and
+    regions are created as needed; a row whose GPU or GPU count differs from its stored offer is refused
     (its per-GPU price would be wrong). With ``keep_hand_edits`` a current price edited by hand
     is not replaced: the row is refused, naming both values (``hardware.hand_edits``).
     """
@@ -207,6 +209,17 @@ def instance_prices_load(
                 current.stated_on = max(current.stated_on, stated_on)
                 seen_again.append(current)
             counts.unchanged += 1
+            continue
+        if current and current.stated_on > stated_on:
+            counts.rejections.append(
+                Rejection(
+                    source_name, row.line_no, "a price stated later is kept",
+                    f"{row.instance_type} {row.region} {row.billing}: catalog "
+                    f"{current.usd_per_hour} stated {current.stated_on:%Y-%m-%d} by "
+                    f"{current.source_name}, this source {row.usd_per_hour} stated "
+                    f"{stated_on:%Y-%m-%d}",
+                )
+            )  # fmt: skip
             continue
         if current and current.pk in hand:
             counts.rejections.append(

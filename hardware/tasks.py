@@ -2,6 +2,7 @@
 
 from celery import shared_task
 
+from .refresh import refresh_runs_sweep
 from .scheduled import feed_source_refresh
 
 
@@ -9,3 +10,9 @@ from .scheduled import feed_source_refresh
 def refresh_source(source: str) -> dict:
     """Refresh one price source from its URL (``hardware.scheduled``); what it did, as a dict."""
     return feed_source_refresh(source=source).as_dict()
+
+
+@shared_task(name="hardware.refresh_runs_sweep")
+def refresh_runs_sweep_task() -> list[int]:
+    """Fail the price refreshes that stopped without finishing (``refresh_runs_sweep``)."""
+    return refresh_runs_sweep()

@@ -49,7 +49,7 @@ def test_every_service_has_a_health_check(compose):
 
 def test_web_migrates_and_loads_the_catalog_but_never_runs_the_demo(compose):
     command = command_text(compose["services"]["web"])
-    assert "manage.py migrate" in command and "manage.py load_catalog" in command
+    assert "manage.py migrate" in command and "manage.py load_catalog --if-empty" in command
     assert "gunicorn costapp.wsgi:application" in command
     assert "demo" not in command
     assert command.index("migrate") < command.index("load_catalog") < command.index("gunicorn")

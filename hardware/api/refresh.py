@@ -14,10 +14,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts.permissions import AdminPermission, CatalogPermission
-from hardware.models import MONEY, RefreshRun
+from hardware.models import MONEY, RefreshRun, RefreshStatus
 from hardware.price_changes import PriceChange, price_changes
 from hardware.refresh import (
+    CATALOG_MOVED,
     RefreshError,
+    RefreshLocked,
     refresh_run_approve,
     refresh_run_diff,
     refresh_run_discard,
@@ -28,7 +30,7 @@ RUN_FIELDS = [
     "feed_stated_on", "started_at", "finished_at", "not_modified", "etag", "last_modified",
     "bytes_read", "rows_read", "rows_accepted", "rows_rejected", "rejected_by_reason",
     "prices_added", "prices_changed", "prices_unchanged", "prices_vanished", "egress_changes",
-    "held_reasons", "conflicts", "error",
+    "held_reasons", "conflicts", "prices_kept", "error",
 ]  # fmt: skip
 
 
@@ -69,7 +71,9 @@ class RefreshRunDetailSerializer(RefreshRunSerializer):
 
 class RefreshRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     """Price refresh runs, newest first (admins). ``?status=held`` lists those waiting for review;
-    ``approve`` applies a held run as staged, ``discard`` drops it (409 if it is not held).
+    ``approve`` applies a held run as staged, ``discard`` drops it (409 if it is not held, or
+    while another refresh of its source runs). An approval finding that the catalog changed
+    since the run was checked keeps it held with the new diff and answers 409.
     """
 
     queryset = RefreshRun.objects.all().order_by("-started_at", "-pk")
@@ -83,9 +87,14 @@ class RefreshRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
         run = self.get_object()
         try:
             run = service(run_id=run.pk)
-        except RefreshError as exc:
+        except (RefreshError, RefreshLocked) as exc:
             return Response(
                 {"errors": [{"field": None, "message": str(exc)}]},
+                status=status.HTTP_409_CONFLICT,
+            )
+        if service is refresh_run_approve and run.status == RefreshStatus.HELD:
+            return Response(
+                {"errors": [{"field": None, "message": f"refresh run {run.pk}: {CATALOG_MOVED}"}]},
                 status=status.HTTP_409_CONFLICT,
             )
         serializer = RefreshRunDetailSerializer(run, context=self.get_serializer_context())

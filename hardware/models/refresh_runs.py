@@ -83,6 +83,16 @@ class RefreshRun(models.Model):
     egress_changes = models.JSONField(
         default=list, blank=True, help_text="egress tiers the feed changes: old and new USD/GB"
     )
+    prices_kept = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="rejected rows (line, reason) and the current price each keeps",
+    )
+    catalog_sha256 = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="SHA-256 of the current prices and egress tiers the feed was checked against",
+    )
 
     class Meta:
         ordering = ["-started_at", "-pk"]
@@ -139,10 +149,12 @@ class StagedPrice(models.Model):
 
 
 class RefreshLock(models.Model):
-    """The lease that keeps two refreshes of one source from overlapping (when Redis is not used).
+    """The lease that keeps two refreshes of one source from overlapping (command, schedule and
+    approval alike; ``hardware.refresh_lease``).
 
-    Taken by one conditional UPDATE (free, or its lease expired) and given back by its holder's
-    ``token``; a lease outlives a dead worker by ``locked_until`` at most.
+    Taken by one conditional UPDATE (free, or its lease lapsed), renewed by its holder while it
+    works and given back by its holder's ``token``; a dead holder's lease lapses at
+    ``locked_until``.
     """
 
     source = models.CharField(max_length=40, unique=True)

@@ -18,7 +18,8 @@ from hardware.refresh import (
     refresh_run_diff,
     refresh_run_discard,
 )
-from hardware.scheduled import feed_source_refresh, refresh_lock
+from hardware.refresh_lease import refresh_lease
+from hardware.scheduled import feed_source_refresh
 from hardware.selectors import current_prices
 from hardware.tasks import refresh_source
 
@@ -195,8 +196,7 @@ def test_scheduled_refresh_of_a_failing_url_fails_its_run_and_changes_nothing(ca
 
 
 def test_scheduled_refresh_finding_the_source_locked_is_skipped(catalog, oracle_served):
-    with refresh_lock(source="oracle") as taken:
-        assert taken
+    with refresh_lease(source="oracle"):
         outcome = feed_source_refresh(source="oracle")
         assert (outcome.status, outcome.run_id) == ("skipped", None)
         assert "already running" in outcome.detail

@@ -9,6 +9,9 @@ reports rows accepted, rejected (by reason; unknown GPU names with file and line
 unreadable file or a broken table does, naming the file, and then nothing is written. Values
 edited by hand (prices, egress tiers) are kept and reported, never reset.
 
+With ``--if-empty`` it loads only into an empty catalog (no GPU model yet) and otherwise does
+nothing: what the web container runs on every start.
+
 Each price carries the date its source stated it: for the shipped files, the date the data README
 gives (``hardware/data/stated_on.csv``), or ``--stated-on``; a file neither dates is taken as
 stating its prices the day it is loaded. Reloading a file the catalog already holds changes no
@@ -23,6 +26,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from hardware.data_files import ALIASES_PATH, EGRESS_PATH, SKYPILOT_DIR
 from hardware.services import CatalogLoadError, catalog_load
+from hardware.models import GpuModel
 
 
 class Command(BaseCommand):
@@ -42,6 +46,11 @@ class Command(BaseCommand):
         parser.add_argument("--aliases", type=Path, default=ALIASES_PATH, help="GPU alias table")
         parser.add_argument("--no-demo", action="store_true", help="skip the demo quotes")
         parser.add_argument(
+            "--if-empty",
+            action="store_true",
+            help="load only into an empty catalog (no GPU model yet); otherwise do nothing",
+        )
+        parser.add_argument(
             "--stated-on",
             type=date.fromisoformat,
             default=None,
@@ -50,6 +59,9 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["if_empty"] and GpuModel.objects.exists():
+            self.stdout.write("the catalog is already loaded: nothing done (--if-empty)")
+            return
         try:
             done = catalog_load(
                 skypilot_dir=options["skypilot_dir"],

@@ -8,8 +8,12 @@ without extension, and without ``--file`` the shipped catalog of ``--provider`` 
 ``--file`` may be repeated), ``azure`` (saved Retail Prices API pages, repeated ``--file`` in
 order), ``gcp`` (saved Cloud Billing Catalog SKU pages, likewise) and ``oracle`` (a saved price
 list, GPU shapes and egress tiers). The scheduled refresh fetches the last three over HTTP
-(``hardware.scheduled``). Exit status: 0 applied or unchanged, 3 held for review, 1 failed,
-2 bad arguments.
+(``hardware.scheduled``). The command holds the source's lock while it works (the same lease
+as the schedule and approvals; a dry run takes none).
+
+Exit status: 0 applied or unchanged, 1 failed (a database error: one line on stderr, the run
+failed), 2 bad arguments, 3 held for review, 4 another refresh of the source holds its lock
+(nothing done, no run written).
 """
 
 import re
@@ -18,10 +22,17 @@ from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import Error as DatabaseError
 
 from hardware.management.commands.load_catalog import SKYPILOT_DIR
 from hardware.models import RefreshStatus
-from hardware.refresh import SOURCES, price_refresh, refresh_summary
+from hardware.refresh import (
+    SOURCES,
+    RefreshDatabaseError,
+    RefreshLocked,
+    price_refresh,
+    refresh_summary,
+)
 from hardware.sources.feeds import FEEDS
 from hardware.sources.registry import PRICE_SOURCES
 
@@ -33,6 +44,7 @@ EXIT_STATUS = {
     RefreshStatus.HELD: 3,
     RefreshStatus.FAILED: 1,
 }
+EXIT_LOCKED = 4
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 
 
@@ -82,9 +94,17 @@ class Command(BaseCommand):
         if missing:
             raise CommandError(f"--file: no such file: {', '.join(missing)}", returncode=2)
 
-        run = price_refresh(
-            source=source, paths=files, provider=provider, dry_run=options["dry_run"]
-        )
+        try:
+            run = price_refresh(
+                source=source, paths=files, provider=provider, dry_run=options["dry_run"]
+            )
+        except RefreshLocked as exc:
+            self.stderr.write(f"refresh {source} {provider}: not started: {exc}")
+            sys.exit(EXIT_LOCKED)
+        except (RefreshDatabaseError, DatabaseError) as exc:
+            reason = " ".join(str(exc).split()) or type(exc).__name__
+            self.stderr.write(f"refresh {source} {provider}: failed: {reason}")
+            sys.exit(1)
         lines = refresh_summary(run=run)
         if options["dry_run"]:
             lines[0] += " (dry run: nothing stored)"
