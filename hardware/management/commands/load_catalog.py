@@ -25,8 +25,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from hardware.data_files import ALIASES_PATH, EGRESS_PATH, SKYPILOT_DIR
-from hardware.services import CatalogLoadError, catalog_load
 from hardware.models import GpuModel
+from hardware.services import CatalogLoadError, catalog_load
 
 
 class Command(BaseCommand):
