@@ -683,3 +683,6 @@ class RefreshLock(models.Model):
 
     def __str__(self) -> str:
         return f"{self.source} lock until {self.locked_until or '-'}"
+
+
+from .market_models import Assumption, Confidence, TokenPrice  # noqa: E402, F401
