@@ -157,7 +157,9 @@ class Assumption(models.Model):
         get_latest_by = "first_seen"
         indexes = [models.Index(fields=["key", "-first_seen"], name="assumption_latest")]
         constraints = [
-            models.UniqueConstraint(fields=["key", "first_seen"], name="assumption_unique_per_time"),
+            models.UniqueConstraint(
+                fields=["key", "first_seen"], name="assumption_unique_per_time"
+            ),
             models.CheckConstraint(condition=~models.Q(key=""), name="assumption_key_not_empty"),
             models.CheckConstraint(
                 condition=models.Q(confidence__in=Confidence.values),

@@ -25,6 +25,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from hardware.gpu_table import GPU_TABLE_PATH, GpuTableError, read_gpu_table
+from hardware.market_load import (
+    assumptions_apply,
+    assumptions_read,
+    token_prices_apply,
+    token_prices_read,
+)
 from hardware.selectors import current_prices
 from hardware.services import (
     demo_quotes_load,
@@ -87,6 +93,7 @@ class Command(BaseCommand):
                 )
             egress_rows, egress_report = parse_egress_tiers(options["egress"])
             stated = read_stated_on()
+            market_files = [token_prices_read(), assumptions_read()]
         except SourceError as exc:
             raise CommandError(f"nothing loaded: {exc}") from exc
 
@@ -118,6 +125,10 @@ class Command(BaseCommand):
                 rows=egress_rows, source_name=egress_report.file_name, stated_on=egress_stated_on
             )
             demo_counts = None if options["no_demo"] else demo_quotes_load()
+            market = [
+                token_prices_apply(market_files[0], observed_at=observed_at),
+                assumptions_apply(market_files[1], observed_at=observed_at),
+            ]
 
         self.stdout.write(
             f"{GPU_TABLE_PATH.name}: {len(gpu_rows)} rows read, {counts.created} created, "
@@ -143,6 +154,7 @@ class Command(BaseCommand):
                 f"demo quotes: {demo_counts.created} created, {demo_counts.unchanged} already there"
             )
         self.stdout.write(f"current prices: {current_prices().count()}")
+        self.stdout.write("\n".join(line for report in market for line in report.lines()))
 
     def _report(self, report: ParseReport) -> None:
         rejected = len({r.line_no for r in report.rejections})
