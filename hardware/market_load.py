@@ -298,8 +298,8 @@ def _apply(
     observed_at = observed_at or timezone.now()
     manager = model._default_manager
     current: dict[tuple, Any] = {}
-    for stored in manager.order_by(*identity, "first_seen", "pk"):
-        current[tuple(getattr(stored, name) for name in identity)] = stored  # latest wins
+    for obj in manager.order_by(*identity, "first_seen", "pk"):
+        current[tuple(getattr(obj, name) for name in identity)] = obj  # latest wins
     hand = hand_edited_ids(model=model, ids=[obj.pk for obj in current.values()])
     new_rows: list[Model] = []
     seen_again: list[Model] = []
@@ -340,8 +340,8 @@ def _apply(
                 source_sha256=report.sha256,
             )
         )
-    for obj in new_rows:
-        obj.full_clean(validate_unique=False, validate_constraints=False)
+    for new in new_rows:
+        new.full_clean(validate_unique=False, validate_constraints=False)
     if new_rows:
         bulk_create_with_history(
             new_rows, model, default_change_reason=f"loaded from {report.file_name}"

@@ -14,7 +14,8 @@ from django.utils import timezone
 from simple_history.models import HistoricalRecords
 
 # Money: USD as Decimal with 10 decimal places (as hardware.models.MONEY).
-MARKET_MONEY = {"max_digits": 20, "decimal_places": 10}
+MONEY_DIGITS = 20
+MONEY_PLACES = 10
 
 
 def _stale(stated_on: date | None, days: int, today: date | None = None) -> bool:
@@ -41,10 +42,14 @@ class TokenPrice(models.Model):
     )
     model = models.CharField(max_length=200, help_text="the model as the source names it")
     usd_per_million_input_tokens = models.DecimalField(
-        **MARKET_MONEY, help_text="price of a million prompt tokens [USD per million tokens]"
+        max_digits=MONEY_DIGITS,
+        decimal_places=MONEY_PLACES,
+        help_text="price of a million prompt tokens [USD per million tokens]",
     )
     usd_per_million_output_tokens = models.DecimalField(
-        **MARKET_MONEY, help_text="price of a million generated tokens [USD per million tokens]"
+        max_digits=MONEY_DIGITS,
+        decimal_places=MONEY_PLACES,
+        help_text="price of a million generated tokens [USD per million tokens]",
     )
     source = models.TextField(help_text="where the price is published")
     stated_on = models.DateField(
