@@ -129,6 +129,10 @@ class AssumptionSerializer(CatalogSerializer):
     def validate_key(self, value: str) -> str:
         if not KEY_RE.match(value):
             raise serializers.ValidationError("Use lower-case letters, digits and “_”.")
+        if self.instance is not None and value != self.instance.key:
+            raise serializers.ValidationError(
+                "A figure keeps its key; post the figure under the new key instead."
+            )
         return value
 
     def validate_applies_to(self, value: str) -> str:

@@ -140,6 +140,11 @@ class TestAssumptions(CatalogCrudTests):
         assert response.status_code == 400
         fields = sorted(e["field"] for e in response.json()["errors"])
         assert fields == ["applies_to", "confidence", "key"]
+        renamed = role_clients[CATALOG_EDITOR].patch(
+            f"{self.path}{self.make(base, 0).key}/", {"key": "key_9"}, format="json"
+        )
+        assert renamed.status_code == 400 and renamed.json()["errors"][0]["field"] == "key"
+        assert not Assumption.objects.filter(key="key_9").exists()
 
 
 @pytest.mark.django_db
