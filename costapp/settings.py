@@ -295,6 +295,8 @@ PRICE_REFRESH_PROVIDER_KINDS: dict[str, str] = env.dict("PRICE_REFRESH_PROVIDER_
 
 # A price whose source stated it more than this many days ago is stale (pages, API, warnings).
 PRICE_STALE_DAYS = env.int("PRICE_STALE_DAYS", default=30)
+# A sourced assumption (hardware.models.Assumption) stated longer ago than this is stale.
+ASSUMPTION_STALE_DAYS = env.int("ASSUMPTION_STALE_DAYS", default=730)
 
 LOGGING = {
     "version": 1,

@@ -12,11 +12,15 @@ from django.contrib import admin, messages
 from django.db import models
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.utils import timezone
 from django.utils.html import format_html_join
 from django.utils.safestring import mark_safe
 from simple_history.admin import SimpleHistoryAdmin
 
+from accounts.roles import CATALOG_EDITOR, user_has_role
+
 from .models import (
+    Assumption,
     DedicatedQuote,
     EgressTier,
     GpuModel,
@@ -27,6 +31,7 @@ from .models import (
     RefreshRun,
     RefreshStatus,
     Region,
+    TokenPrice,
 )
 from .refresh import (
     CATALOG_MOVED,
@@ -253,3 +258,59 @@ class RefreshRunAdmin(admin.ModelAdmin):
     @admin.action(description="Discard the selected held refreshes")
     def discard(self, request: HttpRequest, queryset: QuerySet[RefreshRun]) -> None:
         self._each_held(request, queryset, refresh_run_discard, "discarded")
+
+
+# --- token prices and sourced assumptions (hardware/models/sourced_figures.py) ------------------------
+
+
+class CatalogEditorAdmin(SimpleHistoryAdmin):
+    """A table catalog editors edit in the admin by their role (accounts.roles), without model
+    permissions of their own; every edit is kept in the history with who made it."""
+
+    def _edits(self, request: HttpRequest) -> bool:
+        return request.user.is_active and user_has_role(request.user, CATALOG_EDITOR)
+
+    def get_changeform_initial_data(self, request: HttpRequest) -> dict[str, Any]:
+        """A figure added by hand is first and last seen now."""
+        now = timezone.now()
+        return {"first_seen": now, "last_seen": now, **super().get_changeform_initial_data(request)}
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return self._edits(request) or super().has_module_permission(request)
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._edits(request) or super().has_view_permission(request, obj)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return self._edits(request) or super().has_add_permission(request)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._edits(request) or super().has_change_permission(request, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._edits(request) or super().has_delete_permission(request, obj)
+
+
+@admin.register(TokenPrice)
+class TokenPriceAdmin(CatalogEditorAdmin):
+    list_display = (
+        "provider",
+        "model",
+        "usd_per_million_input_tokens",
+        "usd_per_million_output_tokens",
+        "stated_on",
+        "first_seen",
+        "last_seen",
+        "flag",
+    )
+    list_filter = ("provider", "stated_on", "first_seen")
+    search_fields = ("provider", "model", "notes", "source")
+    history_list_display = ("usd_per_million_input_tokens", "usd_per_million_output_tokens")
+
+
+@admin.register(Assumption)
+class AssumptionAdmin(CatalogEditorAdmin):
+    list_display = ("key", "value", "unit", "applies_to", "stated_on", "confidence", "first_seen")
+    list_filter = ("confidence", "applies_to")
+    search_fields = ("key", "applies_to", "unit", "source", "notes")
+    history_list_display = ("value", "stated_on")

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import views
+from . import market_views, views
 
 urlpatterns = [
     path("gpus/", views.gpus, name="gpus"),
@@ -11,4 +11,6 @@ urlpatterns = [
     path("quotes/<str:kind>/new/", views.quote_edit, name="quote-create"),
     path("quotes/<str:kind>/<int:pk>/edit/", views.quote_edit, name="quote-edit"),
     path("gpus/<slug:slug>/cheapest/", views.gpu_cheapest, name="gpu-cheapest-page"),
+    path("token-prices/", market_views.token_prices, name="token-prices"),
+    path("assumptions/", market_views.assumptions, name="assumptions"),
 ]

@@ -18,6 +18,7 @@ from .market import (
 from .money import MONEY, MONEY_QUANTUM
 from .quotes import DedicatedQuote, PurchaseQuote, Quote, QuoteStatus
 from .refresh_runs import RefreshLock, RefreshRun, RefreshStatus, StagedPrice
+from .sourced_figures import Assumption, Confidence, TokenPrice
 
 __all__ = [
     "MONEY",
@@ -38,5 +39,8 @@ __all__ = [
     "RefreshStatus",
     "Region",
     "StagedPrice",
+    "TokenPrice",
+    "Assumption",
+    "Confidence",
     "stale_before",
 ]

@@ -11,6 +11,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db.models import Q
 
+from hardware.catalog_load import CatalogLoadError, catalog_load
 from hardware.management.commands.load_catalog import EGRESS_PATH, SKYPILOT_DIR
 from hardware.models import (
     DedicatedQuote,
@@ -23,7 +24,6 @@ from hardware.models import (
     Region,
 )
 from hardware.selectors import current_prices
-from hardware.services import CatalogLoadError, catalog_load
 
 from .conftest import lambda_regions_of, load, shipped_rows
 

@@ -13,7 +13,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from accounts.services import demo_role_users_create
 from costapp.checks import SECRET_KEY_MESSAGE
-from hardware.services import catalog_load
+from hardware.catalog_load import catalog_load
 
 DEMO_USERNAME = "demo"
 

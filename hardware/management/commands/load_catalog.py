@@ -1,6 +1,6 @@
 """``python manage.py load_catalog``: load the catalog shipped with the project. Idempotent.
 
-The work is ``hardware.services.catalog_load``'s: the GPU table, the SkyPilot price catalogs
+The work is ``hardware.catalog_load.catalog_load``'s: the GPU table, the SkyPilot price catalogs
 (every ``<cloud>.csv`` of the folder; the file name is the provider, one not known yet is created)
 through the alias table, the egress tiers and the demonstration quotes. Every file is read and
 checked before anything is written; prices are then applied in one transaction. Per file it
@@ -24,9 +24,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from hardware.catalog_load import CatalogLoadError, catalog_load
 from hardware.data_files import ALIASES_PATH, EGRESS_PATH, SKYPILOT_DIR
 from hardware.models import GpuModel
-from hardware.services import CatalogLoadError, catalog_load
 
 
 class Command(BaseCommand):

@@ -1,0 +1,103 @@
+"""The token prices and assumptions pages, the navigation to them, and their admin: viewers
+read, catalog editors edit."""
+
+from django.test import override_settings
+from django.urls import reverse
+
+from accounts.roles import ANALYST, CATALOG_EDITOR, VIEWER
+from hardware.models import Assumption, TokenPrice
+from tests.roles import user_with_role
+
+FIREWORKS_70B = "fireworks_ai/accounts/fireworks/models/llama-v3p1-70b-instruct"
+
+
+def signed_in(client, role, **fields):
+    user = user_with_role(f"u-{role}", role, **fields)
+    client.force_login(user)
+    return user
+
+
+def test_the_token_prices_page_shows_every_price_with_its_source_and_unknown_age(client, catalog):
+    signed_in(client, VIEWER)
+    response = client.get(reverse("token-prices"))
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert body.count('data-provider="') == 35
+    assert FIREWORKS_70B in body and "0.9" in body
+    assert body.count("unknown age (the source states no day)") == 35
+    assert "<strong>Flagged</strong>: an alias" in body  # deepseek-chat
+    assert f'href="{reverse("token-prices")}" aria-current="page"' in body
+    assert reverse("assumptions") in body  # linked from the navigation
+
+
+def test_the_token_prices_page_filters_with_the_api_s_names(client, catalog):
+    signed_in(client, VIEWER)
+    body = client.get(
+        reverse("token-prices"), {"provider": "deepinfra", "q": "Llama-3.3-70B"}
+    ).content
+    text = body.decode()
+    assert text.count('data-provider="deepinfra"') == 2 and 'data-provider="fireworks"' not in text
+    assert "<strong>2</strong> token prices match the filters" in text
+
+
+def test_the_assumptions_page_shows_each_figure_its_source_stale_marks_and_the_staff_rule(
+    client, catalog
+):
+    signed_in(client, VIEWER)
+    with override_settings(ASSUMPTION_STALE_DAYS=730):
+        body = client.get(reverse("assumptions")).content.decode()
+    assert body.count('<tr id="assumption-') == 11
+    assert "184.06" in body and "CBRE North America Data Center Trends H2 2024" in body
+    assert "on_prem.colo_usd_per_kw_month" in body
+    # stated 2023: more than 730 days before any day this test runs (the rows' own days)
+    row = body.split('id="assumption-pue_industry_average"')[1].split("</tr>")[0]
+    assert "<strong>Stale</strong>: stated more than 730 days ago" in row
+    assert 'id="staff-example">1777.78<' in body  # 8 servers × 200 000 / 12 / 75
+
+
+def test_a_signed_in_user_without_a_role_is_refused(client, db):
+    signed_in(client, None)
+    assert client.get(reverse("token-prices")).status_code == 403
+    assert client.get(reverse("assumptions")).status_code == 403
+
+
+def test_catalog_editors_edit_both_tables_in_the_admin_and_viewers_cannot(client, catalog):
+    colo = Assumption.objects.get(key="colo_usd_per_kw_month")
+    url = reverse("admin:hardware_assumption_change", args=[colo.pk])
+    data = {
+        "key": colo.key,
+        "value": "190.00",
+        "unit": colo.unit,
+        "applies_to": colo.applies_to,
+        "stated_on": "2025-06-30",
+        "source": colo.source,
+        "confidence": "high",
+        "notes": "",
+        "first_seen_0": colo.first_seen.strftime("%Y-%m-%d"),
+        "first_seen_1": colo.first_seen.strftime("%H:%M:%S.%f"),
+        "last_seen_0": colo.last_seen.strftime("%Y-%m-%d"),
+        "last_seen_1": colo.last_seen.strftime("%H:%M:%S.%f"),
+        "source_name": colo.source_name,
+        "source_sha256": colo.source_sha256,
+    }
+    signed_in(client, ANALYST, is_staff=True)
+    assert client.get(url).status_code == 403
+    assert client.post(url, data).status_code == 403
+    client.logout()
+
+    editor = signed_in(client, CATALOG_EDITOR, is_staff=True)
+    assert (
+        client.get(reverse("admin:hardware_tokenprice_changelist"), {"q": "llama"}).status_code
+        == 200
+    )
+    price = TokenPrice.objects.get(model=FIREWORKS_70B)
+    assert (
+        client.get(reverse("admin:hardware_tokenprice_change", args=[price.pk])).status_code == 200
+    )
+    response = client.post(url, data)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    colo.refresh_from_db()
+    assert str(colo.value) == "190.0000000000"
+    assert colo.history.latest().history_user == editor
+    body = client.get(reverse("assumptions")).content.decode()
+    assert reverse("admin:hardware_assumption_changelist") in body  # the page says where to edit
