@@ -12,7 +12,8 @@ from django.utils import timezone
 
 from costapp.celery import app
 from costapp.models import RunBlock, SimulationRun
-from costapp.runs import blocks, pipeline, store
+from costapp.runs import blocks as run_blocks
+from costapp.runs import pipeline, store
 from costapp.scenarios import catalog as scenario_catalog
 from costapp.scenarios import services
 from costapp.tco import block_results_from_payload
@@ -156,7 +157,7 @@ def test_beat_requeues_runs_and_tasks_end_before_the_visibility_timeout():
 
 @override_settings(RUN_BLOCKS_PER_TASK=10)
 def test_the_blocks_keeping_months_go_in_tasks_of_their_own_and_every_block_is_in_one():
-    units = blocks.run_units(inputs={"simulation": {"paths": 100_000, "seed": 0}})
+    units = run_blocks.run_units(inputs={"simulation": {"paths": 100_000, "seed": 0}})
     assert units[0] == ["deterministic", 0, [0]]
     montecarlo = [(unit, blocks) for kind, unit, blocks in units if kind == "montecarlo"]
     assert [blocks for _unit, blocks in montecarlo] == [
@@ -164,14 +165,14 @@ def test_the_blocks_keeping_months_go_in_tasks_of_their_own_and_every_block_is_i
     ]
     assert [unit for unit, _blocks in montecarlo] == list(range(10))
     with override_settings(RUN_BLOCKS_PER_TASK=4):
-        units = blocks.run_units(inputs={"simulation": {"paths": 20_500, "seed": 0}})
+        units = run_blocks.run_units(inputs={"simulation": {"paths": 20_500, "seed": 0}})
     assert [blocks for kind, _u, blocks in units if kind == "montecarlo"][:4] == [
         [0, 1, 2, 3],
         [4, 5, 6, 7],
         [8, 9],  # the last block keeping months
         [10, 11, 12, 13],
     ]
-    assert blocks.run_units(inputs={"name": "no simulation"}) == []
+    assert run_blocks.run_units(inputs={"name": "no simulation"}) == []
 
 
 def test_block_tasks_send_counts_and_the_percentiles_of_the_months_when_they_hold_them(db, catalog):
@@ -185,17 +186,19 @@ def test_block_tasks_send_counts_and_the_percentiles_of_the_months_when_they_hol
     ).document
     plan = plan_build(inputs, gpus)
     months = plan.horizon_months + 1
-    together = block_results_from_payload(blocks._montecarlo_compute(plan, inputs, list(range(10))))
+    together = block_results_from_payload(
+        run_blocks._montecarlo_compute(plan, inputs, list(range(10)))
+    )
     assert together.cumulative_usd.shape == (5, months, 0)
     assert together.cumulative_percentiles_usd.shape == (3, 5, months)
     assert together.feasible.shape == (5, 0) and together.cheapest_counts.sum() <= 10_000
     apart = [
-        block_results_from_payload(blocks._montecarlo_compute(plan, inputs, blocks))
+        block_results_from_payload(run_blocks._montecarlo_compute(plan, inputs, blocks))
         for blocks in ([0, 1, 2, 3, 4], [5, 6, 7, 8, 9])
     ]
     assert [part.cumulative_usd.shape for part in apart] == [(5, months, 5000)] * 2
     assert all(part.cumulative_percentiles_usd is None for part in apart)
-    rest = block_results_from_payload(blocks._montecarlo_compute(plan, inputs, [12, 10, 11]))
+    rest = block_results_from_payload(run_blocks._montecarlo_compute(plan, inputs, [12, 10, 11]))
     expected = montecarlo.run(plan, inputs["simulation"])
     for grouping in ([together, rest], [rest, *apart]):
         assert montecarlo.summary_fields(plan, montecarlo.blocks_merge(grouping)) == expected

@@ -9,7 +9,8 @@ from django.test import override_settings
 
 from costapp.celery import app
 from costapp.models import RunBlock, SimulationRun
-from costapp.runs import blocks, pipeline
+from costapp.runs import blocks as run_blocks
+from costapp.runs import pipeline
 from costapp.scenarios import services
 
 from .factories import ScenarioFactory
@@ -142,12 +143,14 @@ def test_sweep_blocks_are_split_by_their_candidates_and_every_block_is_in_one_ta
     big = {**sweep, "max": 99}  # 100 candidates
     for sweeps, per_task in (([sweep], 20), ([sweep] * 3, 6), ([sweep] * 7, 2), ([big] * 3, 1)):
         inputs = {"simulation": {"paths": 25_500, "seed": 0}, "sizing": sweeps}
-        units = [blocks for kind, _u, blocks in blocks.run_units(inputs=inputs) if kind == "sizing"]
+        units = [
+            blocks for kind, _u, blocks in run_blocks.run_units(inputs=inputs) if kind == "sizing"
+        ]
         assert [b for blocks in units for b in blocks] == list(range(26))
         assert {len(blocks) for blocks in units[:-1]} == {per_task}
-    assert blocks.run_units(inputs={"sizing": [sweep]}) == []
+    assert run_blocks.run_units(inputs={"sizing": [sweep]}) == []
     assert not [
-        u for u in blocks.run_units(inputs={"simulation": {"paths": 5}}) if u[0] == "sizing"
+        u for u in run_blocks.run_units(inputs={"simulation": {"paths": 5}}) if u[0] == "sizing"
     ]
 
 
