@@ -382,7 +382,11 @@ def test_catalog_load_with_no_arguments_loads_the_shipped_catalog_and_says_what_
     ]
     assert done.gpus.created == GpuModel.objects.count() and done.demo_quotes.created > 0
     assert done.lines()[0].startswith(f"gpus.csv: {done.gpu_rows} rows read")
-    assert done.lines()[-1] == f"current prices: {done.current_prices}"
+    assert f"current prices: {done.current_prices}" in done.lines()
+    assert [report.file_name for report in done.market] == [
+        "models/token_prices.csv",
+        "assumptions.csv",
+    ]
     again = catalog_load()
     assert [f.counts.created for f in again.price_files] == [0] * len(done.price_files)
     assert again.gpus.unchanged == done.gpu_rows and again.demo_quotes.created == 0
