@@ -196,6 +196,7 @@ class Billing(models.TextChoices):
     SPOT = "spot", "spot"
     COMMIT_1Y = "commit_1y", "1-year commitment"
     COMMIT_3Y = "commit_3y", "3-year commitment"
+    COMMIT_5Y = "commit_5y", "5-year commitment"
 
 
 class InstancePrice(models.Model):
@@ -683,3 +684,6 @@ class RefreshLock(models.Model):
 
     def __str__(self) -> str:
         return f"{self.source} lock until {self.locked_until or '-'}"
+
+
+from .observation_models import MarketObservation  # noqa: E402, F401

@@ -24,6 +24,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 from django.utils import timezone
 
+from hardware.committed_services import CommittedLoad
 from hardware.gpu_table import GPU_TABLE_PATH, GpuTableError, read_gpu_table
 from hardware.selectors import current_prices
 from hardware.services import (
@@ -87,6 +88,7 @@ class Command(BaseCommand):
                 )
             egress_rows, egress_report = parse_egress_tiers(options["egress"])
             stated = read_stated_on()
+            committed = CommittedLoad.read(gpu_rows=gpu_rows, aliases_path=options["aliases"])
         except SourceError as exc:
             raise CommandError(f"nothing loaded: {exc}") from exc
 
@@ -117,6 +119,7 @@ class Command(BaseCommand):
             egress_counts = egress_tiers_load(
                 rows=egress_rows, source_name=egress_report.file_name, stated_on=egress_stated_on
             )
+            committed.apply(observed_at=observed_at)  # after the offers SkyPilot creates
             demo_counts = None if options["no_demo"] else demo_quotes_load()
 
         self.stdout.write(
@@ -131,6 +134,9 @@ class Command(BaseCommand):
                 f"{pc.unchanged} unchanged; {pc.offers_created} new offers, "
                 f"{pc.regions_created} new regions"
             )
+        for committed_report, lines in committed.summaries():
+            self._report(committed_report)
+            self.stdout.write("\n".join(lines))
         self._report(egress_report)
         self.stdout.write(
             f"  egress tiers: {egress_counts.created} created, {egress_counts.updated} updated, "
