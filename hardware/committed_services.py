@@ -21,8 +21,8 @@ from .models import GpuModel, InstanceOffer, MarketObservation, Region
 from .selectors import current_prices
 from .services import PriceLoadCounts, instance_prices_load, providers_ensure
 from .sources.aliases import ALIASES_PATH, read_aliases
-from .sources.common import ParseReport
 from .sources.committed import parse_committed_prices
+from .sources.common import ParseReport
 from .sources.epoch import CommittedObservation, parse_epoch_prices
 from .sources.skypilot import PriceRow
 
@@ -90,8 +90,10 @@ def market_observations_load(
             "provider"
         )
     }
-    for key in sorted({(o.provider, o.region) for o in observations} - existing_regions.keys()):
-        existing_regions[key] = Region.objects.create(provider=providers[key[0]], code=key[1])
+    for slug, code in sorted(
+        {(o.provider, o.region) for o in observations} - existing_regions.keys()
+    ):
+        existing_regions[(slug, code)] = Region.objects.create(provider=providers[slug], code=code)
     offers: dict[tuple[str, str], list[InstanceOffer]] = {}
     for price in current_prices().filter(offer__provider__in=list(providers.values())):
         listed = offers.setdefault((price.offer.provider.slug, price.region.code), [])
@@ -99,8 +101,7 @@ def market_observations_load(
             listed.append(price.offer)
     gpus = {g.slug: g for g in GpuModel.objects.all()}
     stored = {
-        (o.line_no, o.billing): o
-        for o in MarketObservation.objects.filter(source_name=source_name)
+        (o.line_no, o.billing): o for o in MarketObservation.objects.filter(source_name=source_name)
     }
     latest: dict[tuple[int, str, str], tuple[CommittedObservation, InstanceOffer]] = {}
     for obs in observations:
@@ -121,9 +122,9 @@ def market_observations_load(
             counts.market_only += 1
         else:
             counts.attached += 1
-            key = (offer.pk, obs.region, obs.billing)
-            if key not in latest or latest[key][0].stated_on <= obs.stated_on:
-                latest[key] = (obs, offer)
+            price_key = (offer.pk, obs.region, obs.billing)
+            if price_key not in latest or latest[price_key][0].stated_on <= obs.stated_on:
+                latest[price_key] = (obs, offer)
         row = stored.get((obs.line_no, obs.billing))
         if row is None:
             row = MarketObservation(
@@ -240,4 +241,3 @@ class CommittedLoad:
                 f"unchanged), {ec.market_only} kept as market observations (no offer matches)"
             ],
         )
-

@@ -4,6 +4,7 @@ from django.urls import path
 from rest_framework.routers import DefaultRouter
 
 from . import views
+from .observations import MarketObservationViewSet
 from .refresh import PriceChangesView, RefreshRunViewSet
 
 router = DefaultRouter(trailing_slash=True)
@@ -16,6 +17,7 @@ router.register("egress-tiers", views.EgressTierViewSet, basename="egress-tier")
 router.register("dedicated-quotes", views.DedicatedQuoteViewSet, basename="dedicated-quote")
 router.register("purchase-quotes", views.PurchaseQuoteViewSet, basename="purchase-quote")
 router.register("refresh-runs", RefreshRunViewSet)
+router.register("market-observations", MarketObservationViewSet, basename="market-observation")
 
 # prices/changes/ and the exports before the router's routes, so no prices/{id}/ route takes them.
 urlpatterns = [

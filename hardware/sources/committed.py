@@ -136,4 +136,3 @@ def _parse_row(line_no: int, raw: dict, gpu_names: dict[str, str]) -> PriceRow:
         stated_on=stated_date(text(raw, "stated_on")),
         gpu_evidence=f"the source names the GPU {gpu!r}, the GPU table's name of {slug}",
     )
-

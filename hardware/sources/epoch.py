@@ -41,7 +41,10 @@ COLUMNS = (
     "Notes",
     "Cloud GPU description",
 )
-TERMS = (("Price per chip-hour (1-year CUD)", "commit_1y"), ("Price per chip-hour (3-year CUD)", "commit_3y"))
+TERMS = (
+    ("Price per chip-hour (1-year CUD)", "commit_1y"),
+    ("Price per chip-hour (3-year CUD)", "commit_3y"),
+)
 PROVIDERS = {"Microsoft Azure": "azure", "Amazon Web Services": "aws", "Google Cloud": "gcp"}
 # An AWS instance type named in the notes (p4d.24xlarge).
 AWS_INSTANCE = re.compile(r"\b([a-z][0-9][a-z0-9-]*\.[0-9]*x?large)\b")
@@ -85,8 +88,8 @@ def parse_epoch_prices(
 def _parse_row(line_no: int, raw: dict, aliases: AliasTable) -> list[CommittedObservation]:
     if not any(text(raw, c) for c in raw if c):
         raise RowRejected("empty record", "every cell is empty")
-    prices = [(billing, decimal_or_none(raw, column)) for column, billing in TERMS]
-    prices = [(billing, usd) for billing, usd in prices if usd]
+    stated = [(billing, decimal_or_none(raw, column)) for column, billing in TERMS]
+    prices = [(billing, usd) for billing, usd in stated if usd]
     model = text(raw, "Hardware model")
     if not prices:
         raise RowRejected("no committed price", f"{model}: no 1- or 3-year price per chip-hour")

@@ -62,9 +62,11 @@ MEMORY_MIB_TOTAL = {"vast", "primeintellect"}
 # Marketplaces whose instance names start with the host: the separator before the rest.
 HOST_PREFIX = {"shadeform": "_", "primeintellect": "__"}
 AUCTION_CLOUDS = {"mithril"}
+NOT_A_LIST_PRICE = "not a list price"
+"""How the flag of a price that is no price anyone pays begins: such a price never headlines."""
 AUCTION_NOTE = (
-    "auction placeholder, not a list price: Mithril's catalog writes the same nominal value as "
-    "on-demand and spot (1.0 per GPU, some 0.01-0.08) for an auction market"
+    f"{NOT_A_LIST_PRICE}: an auction placeholder (Mithril's catalog writes the same nominal "
+    "value as on-demand and spot, 1.0 per GPU, some 0.01-0.08, for an auction market)"
 )
 JSON_WORDS = {"null": None, "true": True, "false": False}
 CLOUD_SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
