@@ -121,6 +121,19 @@ def test_market_observations_show_on_the_gpu_page_and_in_the_api(client, catalog
     assert first["term_months"] in (12, 36) and first["provider"] == "azure"
     prices = client.get("/api/v1/prices/current/", {"billing": "commit_5y"}).json()
     assert [r["billing"] for r in prices["results"]] == ["commit_5y"]
+    # the prices page and the cheapest page give the term in words beside on-demand and spot
+    page = client.get(reverse("prices"), {"billing": "commit_5y"}).content.decode()
+    assert "5-year commitment" in page and "Standard_ND96isr_H100_v5" in page
+    page = client.get(reverse("gpu-cheapest-page", args=["h100-sxm"])).content.decode()
+    table = page.split('id="cheapest-table"', 1)[1].split("</table>", 1)[0]
+    for words in (
+        "on-demand",
+        "spot",
+        "1-year commitment",
+        "3-year commitment",
+        "5-year commitment",
+    ):
+        assert f"<td>{words}" in table, words
 
 
 def test_new_clouds_load_with_flagged_auction_prices_and_every_gpu_settled_or_unconfirmed(
