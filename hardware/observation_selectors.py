@@ -18,5 +18,5 @@ def market_observations(
     if billing:
         rows = rows.filter(billing=billing)
     return rows.order_by(
-        "gpu__slug", "provider__slug", "region__code", "billing", "-stated_on", "line_no"
+        "gpu__slug", "provider__slug", "region__code", "billing", "-stated_on", "line_no", "pk"
     )

@@ -15,17 +15,26 @@ class MarketObservationSerializer(serializers.ModelSerializer):
     """One dated committed price per GPU-hour, with its term and where it was stated."""
 
     gpu: serializers.SlugRelatedField[GpuModel] = serializers.SlugRelatedField(
-        slug_field="slug", read_only=True
+        slug_field="slug", read_only=True, help_text="GPU slug"
     )
     provider: serializers.SlugRelatedField[Provider] = serializers.SlugRelatedField(
-        slug_field="slug", read_only=True
+        slug_field="slug", read_only=True, help_text="provider slug"
     )
-    region = serializers.CharField(source="region.code", read_only=True)
+    region = serializers.CharField(
+        source="region.code", read_only=True, help_text="the provider's region code"
+    )
     offer: serializers.PrimaryKeyRelatedField[InstanceOffer] = serializers.PrimaryKeyRelatedField(
-        read_only=True, help_text="the catalog's offer the row was matched to; null: none"
+        read_only=True,
+        help_text="id of the catalog's offer the row was matched to; null: none [offer id]",
     )
     term_months = serializers.IntegerField(read_only=True, help_text="[months]")
-    term = serializers.CharField(source="get_billing_display", read_only=True)
+    term = serializers.CharField(
+        source="get_billing_display", read_only=True, help_text="the term in words"
+    )
+    billing = serializers.CharField(read_only=True, help_text="commit_1y, commit_3y or commit_5y")
+    line_no = serializers.IntegerField(
+        read_only=True, help_text="the row's line in the file [line]"
+    )
 
     class Meta:
         model = MarketObservation
@@ -67,7 +76,8 @@ class MarketObservationViewSet(viewsets.ReadOnlyModelViewSet):
     permission_classes = [CatalogPermission]
 
     def get_queryset(self):  # type: ignore[no-untyped-def]
-        params = self.request.query_params
+        request = getattr(self, "request", None)
+        params = request.query_params if request is not None else {}
         return market_observations(
             gpu=params.get("gpu"), provider=params.get("provider"), billing=params.get("billing")
         )
