@@ -10,6 +10,7 @@ from pathlib import Path
 from django.db import transaction
 from django.utils import timezone
 
+from .committed_services import CommittedLoad
 from .data_files import ALIASES_PATH, EGRESS_PATH, GPU_TABLE_PATH, SKYPILOT_DIR
 from .gpu_table import GpuTableError, read_gpu_table
 from .market_load import (
@@ -63,6 +64,7 @@ class CatalogLoad:
     demo_quotes: LoadCounts | None
     current_prices: int
     market: list[MarketLoadReport]
+    committed: list[tuple[ParseReport, list[str]]]
 
     def lines(self, *, verbosity: int = 1) -> list[str]:
         """The load in a few lines per file (``verbosity`` 2: every rejected row too)."""
@@ -79,6 +81,8 @@ class CatalogLoad:
                 f"{pc.created} new, {pc.unchanged} unchanged; {pc.offers_created} new offers, "
                 f"{pc.regions_created} new regions"
             )
+        for report, done in self.committed:
+            out += report.lines(verbosity=verbosity) + done
         out += self.egress_report.lines(verbosity=verbosity)
         e = self.egress
         out.append(
@@ -135,6 +139,7 @@ def catalog_load(
         egress_rows, egress_report = parse_egress_tiers(egress_path)
         stated = read_stated_on()
         market_files = [token_prices_read(), assumptions_read()]
+        committed = CommittedLoad.read(gpu_rows=gpu_rows, aliases_path=aliases_path)
     except SourceError as exc:
         raise CatalogLoadError(f"nothing loaded: {exc}") from exc
 
@@ -163,6 +168,7 @@ def catalog_load(
             source_name=egress_report.file_name,
             stated_on=stated_day(egress_report.file_name),
         )
+        committed.apply(observed_at=observed_at)  # after the offers SkyPilot creates
         demo_quotes = demo_quotes_load() if demo else None
         market = [
             token_prices_apply(market_files[0], observed_at=observed_at),
@@ -178,4 +184,5 @@ def catalog_load(
         demo_quotes=demo_quotes,
         current_prices=current_prices().count(),
         market=market,
+        committed=list(committed.summaries()),
     )

@@ -16,7 +16,9 @@ from accounts.roles import CATALOG_EDITOR, VIEWER, user_has_role
 from .filtersets import PRICE_ORDERING, PriceFilterSet
 from .forms import DedicatedQuoteForm, PurchaseQuoteForm
 from .models import DedicatedQuote, GpuModel, PurchaseQuote, Region
+from .observation_selectors import market_observations
 from .selectors import cheapest_prices, current_prices_for_pages, quotes_list
+from .sources.skypilot import NOT_A_LIST_PRICE
 
 PRICES_PAGE_SIZE = 50
 
@@ -138,7 +140,11 @@ def gpu_cheapest(request: HttpRequest, slug: str) -> HttpResponse:
     context = {
         "gpu": gpu,
         "rows": rows,
-        "cheapest": rows[0] if rows else None,
+        # a price that is not a list price (Mithril's auction placeholders) never headlines
+        "cheapest": next(
+            (r for r in rows if not (r["flag"] or "").startswith(NOT_A_LIST_PRICE)), None
+        ),
+        "observations": market_observations(gpu=gpu.slug),
         "stale_days": settings.PRICE_STALE_DAYS,
     }
     return render(request, "hardware/gpu_cheapest.html", context)

@@ -307,7 +307,7 @@ def _used_billings(document: dict, option: dict) -> list[str]:
     if option.get("usd_per_gpu_hour") is None:
         if billing == "committed":
             term = option.get("term_months") or document.get("horizon_months") or 36
-            key = {12: "commit_1y", 36: "commit_3y"}.get(term)
+            key = {12: "commit_1y", 36: "commit_3y", 60: "commit_5y"}.get(term)
             if key:
                 used.append(key)
         elif billing in ("on_demand", "spot"):

@@ -4,6 +4,7 @@ from django.urls import path
 from rest_framework.routers import DefaultRouter
 
 from . import market, views
+from .observations import MarketObservationViewSet
 from .refresh import PriceChangesView, RefreshRunViewSet
 
 router = DefaultRouter(trailing_slash=True)
@@ -18,6 +19,7 @@ router.register("purchase-quotes", views.PurchaseQuoteViewSet, basename="purchas
 router.register("refresh-runs", RefreshRunViewSet)
 router.register("token-prices", market.TokenPriceViewSet, basename="token-price")
 router.register("assumptions", market.AssumptionViewSet, basename="assumption")
+router.register("market-observations", MarketObservationViewSet, basename="market-observation")
 
 # prices/changes/ and the exports before the router's routes, so no prices/{id}/ route takes them.
 urlpatterns = [

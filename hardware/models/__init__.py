@@ -16,6 +16,7 @@ from .market import (
     stale_before,
 )
 from .money import MONEY, MONEY_QUANTUM
+from .observations import MarketObservation
 from .quotes import DedicatedQuote, PurchaseQuote, Quote, QuoteStatus
 from .refresh_runs import RefreshLock, RefreshRun, RefreshStatus, StagedPrice
 from .sourced_figures import Assumption, Confidence, TokenPrice
@@ -40,6 +41,7 @@ __all__ = [
     "Region",
     "StagedPrice",
     "TokenPrice",
+    "MarketObservation",
     "Assumption",
     "Confidence",
     "stale_before",

@@ -139,6 +139,7 @@ class Billing(models.TextChoices):
     SPOT = "spot", "spot"
     COMMIT_1Y = "commit_1y", "1-year commitment"
     COMMIT_3Y = "commit_3y", "3-year commitment"
+    COMMIT_5Y = "commit_5y", "5-year commitment"
 
 
 class InstancePrice(models.Model):

@@ -18,7 +18,12 @@ instance-hour. The traps of these files (hardware/data/README.md) are met here:
   region) where the instance itself has no on-demand price (AWS p5e beside p5en).
 - The alias table may file a GPU whose variant the name does not settle as unconfirmed: the rows
   carry ``gpu_confirmed`` false and the alias row's evidence.
-- Shadeform is a marketplace: the instance name's prefix names the host.
+- Shadeform is a marketplace: the instance name's prefix names the host; so is Primeintellect
+  (``lambdalabs__…``, ``datacrunch__…``: the text before ``__``).
+- Some files write ``null``, ``true`` or ``false`` inside the ``GpuInfo`` literal (Hyperstack)
+  or write it as JSON (Primeintellect): these words read as Python's ``None``, ``True``, ``False``.
+- Mithril's prices are auction placeholders (1.0 per GPU, some 0.01–0.08), not list prices:
+  every price of ``AUCTION_CLOUDS`` is flagged (``is_suspect``) with ``AUCTION_NOTE``.
 """
 
 import ast
@@ -49,7 +54,17 @@ REQUIRED_COLUMNS = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Regi
 PRICE_COLUMNS = ("Price", "SpotPrice")  # at least one of them
 # How a cloud writes GpuInfo's SizeInMiB when it is not MiB per GPU (the default).
 MEMORY_GB_PER_GPU = {"shadeform"}
-MEMORY_MIB_TOTAL = {"vast"}
+MEMORY_MIB_TOTAL = {"vast", "primeintellect"}
+# Marketplaces whose instance names start with the host: the separator before the rest.
+HOST_PREFIX = {"shadeform": "_", "primeintellect": "__"}
+AUCTION_CLOUDS = {"mithril"}
+NOT_A_LIST_PRICE = "not a list price"
+"""How the flag of a price that is no price anyone pays begins: such a price never headlines."""
+AUCTION_NOTE = (
+    f"{NOT_A_LIST_PRICE}: an auction placeholder (Mithril's catalog writes the same nominal "
+    "value as on-demand and spot, 1.0 per GPU, some 0.01-0.08, for an auction market)"
+)
+JSON_WORDS = {"null": None, "true": True, "false": False}
 CLOUD_SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 TENTH = Decimal("0.1")
 # A spot price within this of on-demand / 10 counts as "a tenth" (the files round to 4 places).
@@ -89,14 +104,37 @@ def gpu_memory_gib_per_gpu(cloud: str, gpu_info: dict, gpu_count: int) -> Decima
     return size / MIB_PER_GIB  # aws, lambda and the others: MiB per GPU
 
 
+def _json_words_as_python(tree: ast.AST) -> ast.AST:
+    """``null``, ``true`` and ``false`` (JSON words in a Python literal) as Python constants."""
+    for node in ast.walk(tree):
+        for name, value in ast.iter_fields(node):
+            if isinstance(value, list):
+                value[:] = [
+                    ast.Constant(JSON_WORDS[v.id])
+                    if isinstance(v, ast.Name) and v.id in JSON_WORDS
+                    else v
+                    for v in value
+                ]
+            elif isinstance(value, ast.Name) and value.id in JSON_WORDS:
+                setattr(node, name, ast.Constant(JSON_WORDS[value.id]))
+    return tree
+
+
 def _parse_gpu_info(cell: str) -> dict:
     try:
-        value = ast.literal_eval(cell)
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        value = ast.literal_eval(_json_words_as_python(ast.parse(cell, mode="eval")))
+    except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
         raise RowRejected("bad GpuInfo", f"GpuInfo {cell[:60]!r} is not a Python literal") from None
     if not isinstance(value, dict):
         raise RowRejected("bad GpuInfo", "GpuInfo is not a mapping")
     return value
+
+
+def _money(value: Decimal | None) -> Decimal | None:
+    """``value`` with more than 10 decimal places rounded to 10 (written as stated otherwise)."""
+    if value is None or int(value.as_tuple().exponent) >= -10:
+        return value
+    return value.quantize(SPREAD_QUANTUM)
 
 
 def _parse_line(cloud: str, line_no: int, raw: dict, aliases: AliasTable) -> _Line:
@@ -110,8 +148,10 @@ def _parse_line(cloud: str, line_no: int, raw: dict, aliases: AliasTable) -> _Li
     region = text(raw, "Region")
     if not region:
         raise RowRejected("no region", f"{instance_type} has no region")
-    on_demand = decimal_or_none(raw, "Price")
-    spot = decimal_or_none(raw, "SpotPrice")
+    # Float noise (Cudo's 0.36979999999999996) is read at the catalog's precision (1E-10 USD),
+    # so a price compares equal to the stored one on the next load.
+    on_demand = _money(decimal_or_none(raw, "Price"))
+    spot = _money(decimal_or_none(raw, "SpotPrice"))
     if on_demand == 0:  # no source in this format gives GPU time away: an empty price written as 0
         raise RowRejected("zero on-demand price", f"{instance_type} in {region}: Price is 0")
     if spot == 0:  # Vast writes 0.00 for "no spot price"
@@ -130,7 +170,8 @@ def _parse_line(cloud: str, line_no: int, raw: dict, aliases: AliasTable) -> _Li
         raise RowRejected(
             "no price", f"{instance_type} in {region} has neither Price nor SpotPrice"
         )
-    host = instance_type.split("_", 1)[0] if cloud == "shadeform" and "_" in instance_type else ""
+    separator = HOST_PREFIX.get(cloud)
+    host = instance_type.split(separator, 1)[0] if separator and separator in instance_type else ""
     return _Line(
         line_no=line_no,
         instance_type=instance_type,
@@ -202,6 +243,8 @@ def parse_skypilot_vms(
             continue
         rows.extend(_fold(cloud, first, region, kept, report, stated_on))
     rows = _flag_against_siblings(rows)
+    if cloud in AUCTION_CLOUDS:
+        rows = [replace(row, is_suspect=True, note=AUCTION_NOTE) for row in rows]
     report.rows_accepted = report.rows_read - len({r.line_no for r in report.rejections})
     rejected = {r.line_no for r in report.rejections}
     report.unconfirmed = sorted(

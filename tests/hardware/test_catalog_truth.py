@@ -177,14 +177,25 @@ def test_the_stated_on_dates_are_those_the_data_readme_gives_per_file(catalog):
         if line.startswith("| prices/") and (cells := line.split("|"))
     }
     stated = read_stated_on()
-    assert set(stated) == set(table)
+    # files whose rows state their own dates are not in stated_on.csv
+    dated_rows = {name for name, cell in table.items() if cell.startswith("each row's own date")}
+    assert dated_rows == {"prices/committed/published.csv", "prices/epoch_hardware_prices.csv"}
+    assert set(stated) == set(table) - dated_rows
     for name, day in stated.items():
         assert table[name].startswith(day.isoformat()), name
     by_file = dict(
         InstancePrice.objects.values_list("source_name", "stated_on").distinct().order_by()
     )
+    new_clouds = ("cudo", "daytona", "hyperstack", "jarvislabs", "lium", "mithril")
+    new_clouds += ("primeintellect", "seeweb", "yotta")
     assert by_file == {
-        f"skypilot-v8/{c}.csv": date(2025, 10, 1) for c in ("aws", "lambda", "shadeform", "vast")
+        **{
+            f"skypilot-v8/{c}.csv": date(2025, 10, 1)
+            for c in ("aws", "lambda", "shadeform", "vast")
+        },
+        **{f"skypilot-v8/{c}.csv": date(2025, 1, 1) for c in new_clouds},
+        "prices/committed/published.csv": date(2026, 2, 4),  # its rows' stated_on
+        "prices/epoch_hardware_prices.csv": date(2025, 3, 2),  # lines 478-479, the AWS p4d/p4de
     }
 
 
@@ -212,6 +223,11 @@ def test_a_region_spot_price_carries_its_zone_and_the_spread_across_zones(catalo
 
 def test_cheapest_h200_spot_says_it_is_flagged(catalog):
     spot = [row for row in cheapest_prices(gpu="h200") if row["billing"] == "spot"]
+    # Mithril's auction placeholder (1.0 per GPU, mithril.csv) is listed, as not a list price
+    mithril = [row for row in spot if row["provider"] == "mithril"]
+    assert mithril[0]["usd_per_gpu_hour"] == Decimal("1.0")
+    assert mithril[0]["flag"].startswith("not a list price")
+    spot = [row for row in spot if row["provider"] == "aws"]  # the new clouds' are lower
     assert spot[0]["usd_per_gpu_hour"] == Decimal("1.09185")
     assert spot[0]["flag"] and "tenth" in spot[0]["flag"]
     assert spot[0]["stale"] and spot[0]["stated_on"] == date(2025, 10, 1)
@@ -327,8 +343,12 @@ def test_the_prices_page_says_source_date_staleness_variant_egress_and_zone_spre
 def test_the_cheapest_page_says_the_cheapest_h200_spot_price_is_flagged(client, catalog):
     client.force_login(UserFactory(username="buyer", roles=[VIEWER]))
     body = client.get(reverse("gpu-cheapest-page", args=["h200"])).content.decode()
-    assert "Cheapest: <strong>1.09185</strong> USD per GPU-hour" in body
-    assert "This cheapest price is flagged" in body and "p5en.48xlarge" in body
+    # primeintellect.csv: datacrunch__1xH200_141GB__44__182__SPOT, SpotPrice 0.94 for 1 GPU
+    # (Mithril's 1.0 placeholders are not list prices: never the headline)
+    assert "Cheapest: <strong>0.94</strong> USD per GPU-hour" in body
+    assert "datacrunch__1xH200_141GB__44__182__SPOT" in body
+    # AWS's flagged spot price is listed with its flag
+    assert "1.09185" in body and "p5en.48xlarge" in body and "Flagged" in body
     assert client.get(reverse("gpu-cheapest-page", args=["no-such-gpu"])).status_code == 404
     client.logout()
     assert client.get(reverse("gpu-cheapest-page", args=["h200"])).status_code == 302

@@ -63,7 +63,7 @@ class CheapestPriceSerializer(serializers.Serializer):
         source="offer.provider", read_only=True, help_text="who sells it"
     )
     billing = serializers.CharField(
-        read_only=True, help_text="on_demand, spot, commit_1y, commit_3y"
+        read_only=True, help_text="on_demand, spot, commit_1y, commit_3y, commit_5y"
     )
     usd_per_gpu_hour = serializers.DecimalField(
         max_digits=20, decimal_places=10, read_only=True, help_text="[USD per GPU-hour]"
