@@ -11,7 +11,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from costapp.selectors import offer_terms
+from costapp.scenarios.catalog import offer_terms
 from django.core.management import call_command
 from django.urls import reverse
 
@@ -65,7 +65,7 @@ def test_azure_committed_prices_load_with_their_term_and_a_scenario_finds_them(c
     assert stored.get(billing="commit_5y").get_billing_display() == "5-year commitment"
     offer = stored.first().offer
     assert offer.gpu.slug == "h100-sxm" and offer.gpu_count == 8 and offer.gpu_confirmed
-    # What a committed option referencing the offer reads (costapp.selectors.offer_terms):
+    # What a committed option referencing the offer reads (costapp.scenarios.catalog.offer_terms):
     terms = offer_terms(**AZURE)
     assert terms is not None
     assert terms["usd_per_gpu_hour"]["commit_1y"] == 62.92 / 8

@@ -330,6 +330,15 @@ def test_provider_kinds_follow_the_api_contract(catalog):
         "lambda": "gpu-cloud",
         "shadeform": "marketplace",
         "vast": "marketplace",
+        "cudo": "gpu-cloud",
+        "daytona": "gpu-cloud",
+        "hyperstack": "gpu-cloud",
+        "jarvislabs": "gpu-cloud",
+        "lium": "marketplace",
+        "mithril": "gpu-cloud",
+        "primeintellect": "marketplace",
+        "seeweb": "gpu-cloud",
+        "yotta": "gpu-cloud",
     }
 
 
