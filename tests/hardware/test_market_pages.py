@@ -101,3 +101,12 @@ def test_catalog_editors_edit_both_tables_in_the_admin_and_viewers_cannot(client
     assert colo.history.latest().history_user == editor
     body = client.get(reverse("assumptions")).content.decode()
     assert reverse("admin:hardware_assumption_changelist") in body  # the page says where to edit
+
+
+def test_the_pages_name_no_address_of_another_site(client, catalog):
+    signed_in(client, VIEWER)
+    for name in ("token-prices", "assumptions"):
+        body = client.get(reverse(name)).content.decode()
+        assert "//" not in body.replace('xmlns="http://www.w3.org/2000/svg"', ""), name
+    body = client.get(reverse("token-prices")).content.decode()
+    assert "(row source: fireworks.ai/pricing)" in body
