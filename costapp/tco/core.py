@@ -127,11 +127,19 @@ def supply_on_paths(
     supply_parts = option.supply
     if supply_parts is None or not supply_parts.has_resident:
         return busy, busy
-    x = None if multiplier is None else multiplier[:, np.newaxis]
-    supply = supply_parts.free[np.newaxis, :] if x is None else x * supply_parts.free
+    if multiplier is None:
+        supply = supply_parts.free[np.newaxis, :]
+        for work, resident in zip(supply_parts.busy, supply_parts.resident, strict=True):
+            supply = supply + np.maximum(work, resident)
+        return busy, np.broadcast_to(supply, (n_paths, horizon_months + 1))
+    x = multiplier[:, np.newaxis]
+    supply = np.multiply(x, supply_parts.free)  # fresh (P, H + 1) arrays, updated in place
+    part = np.empty_like(supply)
     for work, resident in zip(supply_parts.busy, supply_parts.resident, strict=True):
-        supply = supply + np.maximum(work if x is None else x * work, resident)
-    return busy, np.broadcast_to(supply, (n_paths, horizon_months + 1))
+        np.multiply(x, work, out=part)
+        np.maximum(part, resident, out=part)
+        supply += part
+    return busy, supply
 
 
 @dataclass(frozen=True, eq=False)
