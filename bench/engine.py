@@ -1,6 +1,9 @@
 """Benchmark of the Monte Carlo engine: ``uv run python bench/engine.py``.
 
-Scenario: ``bench/uncertain-h100-fleet.json`` (5 options, 36 months, three uncertain inputs).
+Scenario: ``bench/uncertain-h100-fleet.json`` (5 options, 36 months, three uncertain inputs), or
+the one ``--scenario`` names, such as ``bench/served-and-trained.json`` (format 1.2: a 70B model
+served lightly, so its resident replica binds, a fine-tune whose goodput falls under failures,
+an ``api`` option, four uncertain inputs).
 Measures, on one thread (``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS``, ``MKL_NUM_THREADS`` = 1,
 set before numpy is imported; threadpoolctl as well when installed):
 
@@ -47,6 +50,14 @@ from costapp.tco import montecarlo as mc  # noqa: E402  (its steps timed: see py
 from hardware.gpu_table import engine_figures, read_gpu_table  # noqa: E402
 
 SCENARIO = Path(__file__).resolve().parent / "uncertain-h100-fleet.json"
+_CHOSEN: list[Path] = []
+
+
+def scenario_path() -> Path:
+    """The scenario benchmarked: ``--scenario``, else :data:`SCENARIO`."""
+    return _CHOSEN[0] if _CHOSEN else SCENARIO
+
+
 SIZES = (10_000, 100_000)
 REPEATS = 5
 LOOP_PATHS = 10_000
@@ -70,7 +81,7 @@ def build() -> tuple[Plan, dict[str, Any], dict[str, Any], dict[str, GpuFigures]
     """The benchmark scenario's plan, simulation settings, normalised inputs and GPU figures."""
     # The catalog cannot name the engine's type; engine_figures gives exactly its keys.
     gpus = {row.slug: cast(GpuFigures, engine_figures(row)) for row in read_gpu_table()}
-    document = json.loads(SCENARIO.read_text(encoding="utf-8"))
+    document = json.loads(scenario_path().read_text(encoding="utf-8"))
     inputs = normalize(document, gpus).document
     plan = plan_build(inputs, gpus)
     return plan, dict(inputs["simulation"]), inputs, gpus
@@ -108,7 +119,14 @@ def tracemalloc_peak_mb(plan: Plan, simulation: dict[str, Any]) -> float:
 def child_rss(paths: int) -> dict[str, float]:
     """Memory of a fresh process doing one run [MB]: see :func:`rss_mode`."""
     output = subprocess.run(
-        [sys.executable, str(Path(__file__).resolve()), "--rss", str(paths)],
+        [
+            sys.executable,
+            str(Path(__file__).resolve()),
+            "--rss",
+            str(paths),
+            "--scenario",
+            str(scenario_path()),
+        ],
         check=True,
         capture_output=True,
         text=True,
@@ -184,7 +202,7 @@ def main() -> None:
     plan, simulation, inputs, gpus = build()
     limit, limit_text = thread_limit()
     print(
-        f"scenario {SCENARIO.name}: {len(plan.options)} options x {plan.horizon_months} months; "
+        f"scenario {scenario_path().name}: {len(plan.options)} options x {plan.horizon_months} months; "
         f"one thread ({', '.join(f'{v}=1' for v in THREAD_VARIABLES)}; {limit_text}); "
         f"numpy {np.__version__}, Python {sys.version.split()[0]}; {load_text()}"
     )
@@ -246,7 +264,10 @@ def main() -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rss", type=int, metavar="PATHS", help=argparse.SUPPRESS)
+    parser.add_argument("--scenario", type=Path, help="a scenario with a simulation")
     arguments = parser.parse_args()
+    if arguments.scenario is not None:
+        _CHOSEN.append(arguments.scenario.resolve())
     if arguments.rss is not None:
         rss_mode(arguments.rss)
     else:

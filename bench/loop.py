@@ -1,9 +1,9 @@
-"""The scenario-format.md formulas, one path and one month at a time, in plain Python.
+"""The scenario-format.md formulas (version 1.2), one path and one month at a time, in plain Python.
 
-A reference for the benchmark: no numpy in the arithmetic, every path and month visited by a
-Python loop. It covers the workload and option types of the benchmark scenario (``steady``
-workloads; ``cloud`` on-demand, spot and committed with elastic scaling; ``dedicated``;
-``on_prem`` with or without financing) and refuses anything else rather than guess.
+A reference for the engine and its benchmark: no numpy in the arithmetic, every path and month
+visited by a Python loop. It covers every workload type (``steady``, ``training``, ``inference``
+with resident replicas, goodput under failures) and every option type (``cloud`` on-demand, spot
+and committed, elastic or fixed; ``dedicated``; ``on_prem`` with or without financing; ``api``).
 
 Inputs are the normalised document (every default filled in); the per-path values are those the
 Monte Carlo engine draws (``costapp.tco.montecarlo.block_draws``), already clipped.
@@ -16,11 +16,18 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 GB_PER_TB = 1000.0
+TOLERANCE = 1e-9
 
 
 def ceil_tolerant(x: float) -> float:
     """``ceil(x − 1e-9 · max(1, |x|))`` [count]."""
-    return float(math.ceil(x - 1e-9 * max(1.0, abs(x))))
+    return float(math.ceil(x - TOLERANCE * max(1.0, abs(x))))
+
+
+def _excess(work: float, capacity: float) -> float:
+    """Work beyond a capacity, float noise (≤ 1e-9 · max(1, capacity)) counting as none."""
+    beyond = work - capacity
+    return beyond if beyond > TOLERANCE * max(1.0, abs(capacity)) else 0.0
 
 
 def _number(values: Mapping[str, Any], key: str, default: float) -> float:
@@ -29,11 +36,64 @@ def _number(values: Mapping[str, Any], key: str, default: float) -> float:
     return default if value is None else float(value)
 
 
-def _speed(gpus: Mapping[str, Mapping[str, Any]], slug: str) -> float:
-    """bf16 TFLOPS of a GPU (fp16 where it has no bf16): steady work's speed [TFLOPS]."""
-    figures = gpus[slug]
-    value = figures.get("bf16_dense_tflops")
-    return float(value if value is not None else figures["fp16_dense_tflops"])
+def _tflops(figures: Mapping[str, Any], precision: str) -> float | None:
+    value = figures.get(f"{precision}_dense_tflops")
+    return None if value is None else float(value)
+
+
+def _half(figures: Mapping[str, Any]) -> float:
+    """bf16 TFLOPS of a GPU (fp16 where it has no bf16) [TFLOPS]."""
+    value = _tflops(figures, "bf16")
+    return value if value is not None else float(figures["fp16_dense_tflops"])
+
+
+def _speed_ratio(w: Mapping[str, Any], gpus: Mapping[str, Mapping[str, Any]], gpu: str) -> float:
+    """``r = speed(workload GPU) / speed(option GPU)`` by workload type [dimensionless]."""
+    if w["gpu"] == gpu:
+        return 1.0
+    mine, theirs = gpus[w["gpu"]], gpus[gpu]
+    if w["type"] == "inference":
+        return float(mine["memory_bandwidth_tb_s"]) / float(theirs["memory_bandwidth_tb_s"])
+    if w["type"] == "training":
+        precision = str(w["precision"])
+        other = _tflops(theirs, precision)
+        if other is None:
+            other = _tflops(theirs, "bf16")
+        if other is None:
+            other = _tflops(theirs, "fp16")
+        return float(_tflops(mine, precision)) / float(other)  # type: ignore[arg-type]
+    return _half(mine) / _half(theirs)
+
+
+def _fit(w: Mapping[str, Any], figures: Mapping[str, Any]) -> float:
+    """``fit(G)`` [GPUs]: 0 without ``params_billion`` or a memory figure, and for steady work."""
+    params = w.get("params_billion")
+    memory = figures.get("memory_gb")
+    if params is None or memory is None or w["type"] == "steady":
+        return 0.0
+    params = float(params) * 1e9
+    if w["type"] == "training":
+        return ceil_tolerant(16.0 * params / (0.9 * float(memory) * 1e9))
+    return ceil_tolerant(2.0 * params * 1.2 / (float(memory) * 1e9))
+
+
+def _demand(
+    w: Mapping[str, Any], gpus: Mapping[str, Mapping[str, Any]], m: int, hpm: float
+) -> tuple[float, float]:
+    """``busy[m]`` [GPU-hours on the workload's GPU] and ``need[m]`` [GPUs] of one workload."""
+    f = _growth(w, m)
+    if not f:
+        return 0.0, 0.0
+    if w["type"] == "steady":
+        return float(w["gpus"]) * f * float(w["utilization"]) * hpm, float(w["gpus"]) * f
+    if w["type"] == "training":
+        tflops = float(_tflops(gpus[w["gpu"]], str(w["precision"])))  # type: ignore[arg-type]
+        per_run = float(w["flops_per_run"]) / (tflops * 1e12 * float(w["mfu"]) * 3600.0)
+        busy = per_run * float(w["runs_per_year"]) / 12.0 * f
+        return busy, max(float(w.get("cluster_gpus") or 0), busy / hpm)
+    tps = float(w["tokens_per_second"]) * f
+    per_gpu = float(w["tokens_per_second_per_gpu"])
+    return tps / per_gpu * hpm, tps * float(w["peak_to_average"]) / per_gpu
 
 
 def _tiered_usd(tb: float, tiers: Sequence[Mapping[str, Any]]) -> float:
@@ -55,44 +115,91 @@ def _growth(w: Mapping[str, Any], m: int) -> float:
     return (1.0 + float(w["monthly_growth"])) ** (m - start)
 
 
-def _busy(
+def _parts(
     workloads: Sequence[Mapping[str, Any]],
     gpus: Mapping[str, Mapping[str, Any]],
-    gpu: str,
-    t: float,
+    option: Mapping[str, Any],
+    H: int,
+    hpm: float,
+) -> tuple[list[list[tuple[float, float]]], list[float]]:
+    """Per month ``1 … H``, each workload's ``(busy × r / (t × g), resident × hours)`` on this GPU
+    option, and ``peak_o[m]`` (index 0 unused) [GPU-hours, GPUs]."""
+    gpu = str(option["gpu"])
+    t = _number(option, "throughput_factor", 1.0)
+    mtbf = option.get("gpu_mtbf_hours")
+    months: list[list[tuple[float, float]]] = [[] for _ in range(H + 1)]
+    peaks = [0.0] * (H + 1)
+    for w in workloads:
+        r = _speed_ratio(w, gpus, gpu)
+        fit = _fit(w, gpus[gpu])
+        resident = int(w["min_replicas"]) * max(1.0, fit) if w["type"] == "inference" else 0.0
+        delta = _number(w, "checkpoint_hours", 0.0)
+        restart = _number(w, "restart_hours", 0.0)
+        failures = w["type"] == "training" and mtbf is not None and (delta > 0 or restart > 0)
+        for m in range(1, H + 1):
+            if not _growth(w, m):
+                continue
+            busy, need = _demand(w, gpus, m, hpm)
+            g = 1.0
+            if failures:
+                n = max(1.0, ceil_tolerant(need * r / t), fit)
+                every = float(mtbf) / n  # type: ignore[arg-type]
+                interval = math.sqrt(2.0 * delta * every)
+                g = (
+                    1.0
+                    - (delta / interval if delta > 0 else 0.0)
+                    - (restart + interval / 2.0) / every
+                )
+            work = busy * r / (t * g)
+            months[m].append((work, resident * hpm))
+            peak = max(ceil_tolerant(need * r / t), fit, resident)
+            if failures:
+                peak = max(peak, ceil_tolerant(busy * r / (t * g * hpm)))
+            peaks[m] += peak
+    return months, peaks
+
+
+def _api_month(
+    workloads: Sequence[Mapping[str, Any]],
+    gpus: Mapping[str, Mapping[str, Any]],
+    option: Mapping[str, Any],
     m: int,
     hpm: float,
-    demand: float,
-) -> float:
-    """``busy_o[m]`` of steady workloads on ``gpu``, times the path's demand [GPU-hours]."""
-    busy = 0.0
+) -> tuple[float, float]:
+    """An ``api`` option's month: what its tokens cost before the trend [USD] and the work it
+    cannot buy [GPU-hours], at the document's demand."""
+    usd = 0.0
+    unbought = 0.0
+    training_price = option.get("usd_per_million_training_tokens")
     for w in workloads:
         f = _growth(w, m)
-        if f:
-            r = _speed(gpus, w["gpu"]) / _speed(gpus, gpu)
-            busy += float(w["gpus"]) * f * float(w["utilization"]) * hpm * demand * r / t
-    return busy
-
-
-def _peak(
-    workloads: Sequence[Mapping[str, Any]],
-    gpus: Mapping[str, Mapping[str, Any]],
-    gpu: str,
-    t: float,
-    m: int,
-) -> float:
-    """``peak_o[m]`` of steady workloads on ``gpu`` (``fit`` is 0 for them) [GPUs]."""
-    peak = 0.0
-    for w in workloads:
-        f = _growth(w, m)
-        if f:
-            r = _speed(gpus, w["gpu"]) / _speed(gpus, gpu)
-            peak += ceil_tolerant(float(w["gpus"]) * f * r / t)
-    return peak
-
-
-def _option_gpu(option: Mapping[str, Any], inputs: Mapping[str, Any]) -> str:
-    return str(option.get("gpu") or inputs["workloads"][0].get("gpu", "h100-sxm"))
+        if not f:
+            continue
+        if w["type"] == "inference":
+            tokens = float(w["tokens_per_second"]) * f * 3600.0 * hpm
+            usd += tokens * float(option["usd_per_million_tokens"]) / 1e6
+            usd += (
+                tokens
+                * float(w["input_tokens_per_output_token"])
+                * float(option["usd_per_million_input_tokens"])
+                / 1e6
+            )
+        elif (
+            w["type"] == "training"
+            and training_price is not None
+            and w.get("tokens_billion") is not None
+        ):
+            usd += (
+                float(w["tokens_billion"])
+                * 1e3
+                * float(w["runs_per_year"])
+                / 12.0
+                * f
+                * float(training_price)
+            )
+        else:
+            unbought += _demand(w, gpus, m, hpm)[0]
+    return usd, unbought
 
 
 def loop_costs(
@@ -113,48 +220,68 @@ def loop_costs(
     egress_tb = float(inputs["egress_tb_per_month"])
     workloads = inputs["workloads"]
     options = inputs["options"]
-    for w in workloads:
-        if w["type"] != "steady":
-            raise NotImplementedError(f"the loop covers steady workloads, not {w['type']}")
 
     totals = [[0.0] * len(draws) for _ in options]
     npvs = [[0.0] * len(draws) for _ in options]
     shortfalls = [[0.0] * len(draws) for _ in options]
     months_kept: list[list[list[float]]] = [[] for _ in options]
 
-    # Document-only sizing, done once: the fleet is bought for the document's own demand.
-    max_peaks: list[float] = []
+    # Document-only parts, done once: the fleet is bought for the document's own demand, and
+    # resident replicas and goodput never change with a path.
+    parts: list[tuple[list[list[tuple[float, float]]], list[float]] | None] = []
+    api_months: list[list[tuple[float, float]] | None] = []
     for option in options:
-        gpu = _option_gpu(option, inputs)
-        t = _number(option, "throughput_factor", 1.0)
-        max_peaks.append(
-            max(_peak(workloads, gpus, gpu, t, m) for m in range(1, H + 1)) if H else 0.0
-        )
+        if option["type"] == "api":
+            parts.append(None)
+            api_months.append(
+                [(0.0, 0.0)]
+                + [_api_month(workloads, gpus, option, m, hpm) for m in range(1, H + 1)]
+            )
+        else:
+            parts.append(_parts(workloads, gpus, option, H, hpm))
+            api_months.append(None)
 
     for p, future in enumerate(draws):
         demand = future.get("demand_multiplier", 1.0)
         kwh_multiplier = future.get("usd_per_kwh_multiplier", 1.0)
         for o, option in enumerate(options):
-            gpu = _option_gpu(option, inputs)
-            t = _number(option, "throughput_factor", 1.0)
-            max_peak = max_peaks[o]
-
-            def busy_at(m: int, gpu: str = gpu, t: float = t, demand: float = demand) -> float:
-                """``busy_o[m]`` on this path [GPU-hours]."""
-                return _busy(workloads, gpus, gpu, t, m, hpm, demand)
-
             kind = option["type"]
-            total = 0.0
-            npv = 0.0
             shortfall = 0.0
             monthly: list[float] = []
 
+            if kind == "api":
+                c = future.get("api_price_change_per_year", float(option["price_change_per_year"]))
+                support_fraction = float(option["support_fraction"])
+                for m in range(H + 1):
+                    if m == 0:
+                        monthly.append(0.0)
+                        continue
+                    usd, unbought = api_months[o][m]  # type: ignore[index]
+                    compute = demand * usd * (1.0 + c) ** ((m - 1) / 12.0)
+                    shortfall += demand * unbought
+                    monthly.append(compute + support_fraction * compute)
+                _close(monthly, rate, o, p, totals, npvs, shortfalls, months_kept, shortfall)
+                continue
+
+            by_month, peaks = parts[o]  # type: ignore[misc]
+            max_peak = max(peaks[1:]) if H else 0.0
+
+            def work_at(
+                m: int, by_month: Any = by_month, demand: float = demand
+            ) -> tuple[float, float]:
+                """``(busy_o[m], supply_o[m])`` on this path [GPU-hours]."""
+                busy = 0.0
+                supply = 0.0
+                for work, resident in by_month[m]:
+                    busy += demand * work
+                    supply += max(demand * work, resident)
+                return busy, supply
+
             if kind == "cloud":
-                billing = option.get("billing") or "on_demand"
-                if (option.get("scaling") or "elastic") != "elastic":
-                    raise NotImplementedError("the loop covers elastic cloud scaling")
+                billing = option["billing"]
+                fixed = billing != "committed" and option.get("scaling") == "fixed"
                 c = future.get(
-                    "cloud_price_change_per_year", _number(option, "price_change_per_year", 0.0)
+                    "cloud_price_change_per_year", float(option["price_change_per_year"])
                 )
                 price = float(option["usd_per_gpu_hour"])
                 overhead = future.get(
@@ -176,23 +303,22 @@ def loop_costs(
                     if billing == "committed" and m % term == 0 and m < H:
                         cost += _number(option, "upfront_usd", 0.0)
                     if m >= 1:
-                        busy = busy_at(m)
+                        _, supply = work_at(m)
+                        billed = max(peaks[m] * hpm, supply) if fixed else supply
                         k = (1.0 + c) ** ((m - 1) / 12.0)
                         if billing == "on_demand":
-                            compute = busy * price * k
+                            compute = billed * price * k
                         elif billing == "spot":
-                            compute = busy * price * k * (1.0 + overhead)
-                        elif billing == "committed":
+                            compute = billed * price * k * (1.0 + overhead)
+                        else:
                             term_start = term * ((m - 1) // term)
                             committed_rate = price * (1.0 + c) ** (term_start / 12.0)
                             compute = committed * hpm * committed_rate
-                            overflow = max(0.0, busy - committed * hpm)
+                            overflow = _excess(supply, committed * hpm)
                             if on_demand_rate is None:
                                 shortfall += overflow
                             else:
                                 compute += overflow * float(on_demand_rate) * k
-                        else:
-                            raise NotImplementedError(billing)
                         cost += compute + egress + support_fraction * (compute + egress)
                     monthly.append(cost)
 
@@ -211,9 +337,9 @@ def loop_costs(
                     if m == 0:
                         monthly.append(_number(option, "setup_usd", 0.0))
                         continue
-                    busy = busy_at(m)
+                    _, supply = work_at(m)
                     cost = servers * float(option["usd_per_server_month"]) + egress
-                    beyond = max(0.0, busy - capacity)
+                    beyond = _excess(supply, capacity)
                     if burst is None:
                         shortfall += beyond
                     else:
@@ -261,20 +387,20 @@ def loop_costs(
                         i = float(financing["apr"]) / 12.0
                         balance = balance * (1.0 + i) - payment
                         cost += payment
-                    busy = busy_at(m)
+                    busy, supply = work_at(m)
                     if m > lead:
-                        u = min(1.0, busy / capacity)
+                        u = min(1.0, busy / capacity) if capacity > 0 else 0.0
                         cost += servers * kw * (idle + (1.0 - idle) * u) * pue * hpm * usd_per_kwh
                         cost += colo + support
-                        beyond = max(0.0, busy - capacity)
+                        beyond = _excess(supply, capacity)
                         if burst is None:
                             shortfall += beyond
                         else:
                             cost += beyond * float(burst)
                     elif bridge is None:
-                        shortfall += busy
+                        shortfall += supply
                     else:
-                        cost += busy * float(bridge)
+                        cost += supply * float(bridge)
                     if m == H:
                         cost += residual
                         if financing and loan_months > H:
@@ -282,13 +408,29 @@ def loop_costs(
                     monthly.append(cost)
             else:
                 raise NotImplementedError(kind)
-
-            for m, cost in enumerate(monthly):
-                total += cost
-                npv += cost / (1.0 + rate) ** (m / 12.0)
-            totals[o][p] = total
-            npvs[o][p] = npv
-            shortfalls[o][p] = shortfall
-            if p < 10_000:
-                months_kept[o].append(monthly)
+            _close(monthly, rate, o, p, totals, npvs, shortfalls, months_kept, shortfall)
     return totals, npvs, shortfalls, months_kept
+
+
+def _close(
+    monthly: list[float],
+    rate: float,
+    o: int,
+    p: int,
+    totals: list[list[float]],
+    npvs: list[list[float]],
+    shortfalls: list[list[float]],
+    months_kept: list[list[list[float]]],
+    shortfall: float,
+) -> None:
+    """Total, NPV and shortfall of one option on one path [USD, USD, GPU-hours]."""
+    total = 0.0
+    npv = 0.0
+    for m, cost in enumerate(monthly):
+        total += cost
+        npv += cost / (1.0 + rate) ** (m / 12.0)
+    totals[o][p] = total
+    npvs[o][p] = npv
+    shortfalls[o][p] = shortfall
+    if p < 10_000:
+        months_kept[o].append(monthly)

@@ -1,7 +1,10 @@
 """Benchmark of a sizing sweep: ``uv run python bench/sizing.py``.
 
 Scenario: ``bench/size-the-fleet-sweep.json`` (``size-the-fleet`` with a simulation of 10 000
-paths × 36 months and one sweep of 64 commitments, 0 … 252 GPUs by 4, objective ``mean_npv``).
+paths × 36 months and one sweep of 64 commitments, 0 … 252 GPUs by 4, objective ``mean_npv``), or
+the one ``--scenario`` names, such as ``bench/served-and-trained-sweep.json`` (format 1.2: 64
+commitments of a lightly served 70B model whose resident replica binds, a fine-tune whose goodput
+falls under failures, an ``api`` option).
 Measures, on one thread (``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS``, ``MKL_NUM_THREADS`` = 1,
 set before numpy is imported; threadpoolctl as well when installed):
 
@@ -25,6 +28,7 @@ THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"
 for _name in THREAD_VARIABLES:
     os.environ[_name] = "1"
 
+import argparse  # noqa: E402
 import copy  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
@@ -91,10 +95,10 @@ def separate_runs(
     return figures
 
 
-def main() -> None:
+def main(scenario: Path = SCENARIO) -> None:
     # The catalog cannot name the engine's type; engine_figures gives exactly its keys.
     gpus = {row.slug: cast(GpuFigures, engine_figures(row)) for row in read_gpu_table()}
-    document = json.loads(SCENARIO.read_text(encoding="utf-8"))
+    document = json.loads(scenario.read_text(encoding="utf-8"))
     plan = plan_build(normalize(document, gpus).document, gpus)
     paths = int(plan.inputs["simulation"]["paths"])
     limit, limit_text = thread_limit()
@@ -102,7 +106,7 @@ def main() -> None:
         [sweep] = sizing.run(plan)  # warm-up
         candidates = len(sweep["candidates"])
         print(
-            f"scenario {SCENARIO.name}: one sweep of {candidates} sizes of "
+            f"scenario {scenario.name}: one sweep of {candidates} sizes of "
             f'"{sweep["option"]}" ({sweep["field"]}) over {paths} paths x '
             f"{plan.horizon_months} months, {len(plan.options)} options; one thread "
             f"({', '.join(f'{v}=1' for v in THREAD_VARIABLES)}; {limit_text}); "
@@ -150,4 +154,11 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--scenario",
+        type=Path,
+        default=SCENARIO,
+        help="a scenario with one sweep and a simulation (format 1.2: bench/served-and-trained-sweep.json)",
+    )
+    main(parser.parse_args().scenario.resolve())

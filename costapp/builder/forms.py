@@ -24,6 +24,7 @@ QUANTITY_LABELS = {
     "cloud_price_change_per_year": "Cloud price change per year",
     "usd_per_kwh_multiplier": "Electricity price multiplier",
     "interruption_overhead": "Spot interruption overhead",
+    "api_price_change_per_year": "Token price change per year",  # format 1.2
 }
 
 DIST_PARAMS = ("low", "mode", "high", "mean", "sd")

@@ -22,6 +22,7 @@ from .cloud import CloudRates, cloud_fixed_costs, cloud_path_costs, cloud_rates
 from .dedicated import DedicatedRates, dedicated_fixed_costs, dedicated_path_costs, dedicated_rates
 from .errors import FieldError, ScenarioError
 from .finance import ceil_tolerant, discount_factors, trend_factor
+from .hosted import ApiRates, api_path_costs, api_rates
 from .on_prem import OnPremRates, on_prem_fixed_costs, on_prem_path_costs, on_prem_rates
 from .types import GpuFigures, GpuTable
 
@@ -57,6 +58,11 @@ class Futures:
     """Multiplies every on-prem ``usd_per_kwh`` [dimensionless]."""
     interruption_overhead: Array | None = None
     """Replaces every spot option's overhead [dimensionless]."""
+    api_price_change_per_year: Array | None = None
+    """Replaces every ``api`` option's ``c`` [1/year] (version 1.2)."""
+
+
+Rates = CloudRates | DedicatedRates | OnPremRates | ApiRates
 
 
 @dataclass(frozen=True, eq=False)
@@ -65,16 +71,16 @@ class OptionPlan:
 
     index: int
     name: str
-    type: str  # "cloud", "dedicated", "on_prem"
+    type: str  # "cloud", "dedicated", "on_prem", "api"
     billing: str | None  # cloud: "on_demand", "spot", "committed"
     scaling: str | None  # cloud on-demand and spot: "elastic", "fixed"
-    gpu: str
+    gpu: str | None  # None for api
     busy_gpu_hours: Array  # busy_o, months 1 … H, shape (H,) [GPU-h/month]
     peak_gpus: Array  # peak_o, months 1 … H, shape (H,) [GPUs]
     provisioned_gpus: int  # [GPUs]
     capacity_gpu_hours_per_month: float | None  # [GPU-h/month]; None for on-demand and spot
     in_service: NDArray[np.bool_]  # months 1 … H in service, shape (H,)
-    rates: CloudRates | DedicatedRates | OnPremRates
+    rates: Rates
     busy_with_month_zero: Array  # busy_o, months 0 … H (month 0 zero), shape (H + 1,) [GPU-h/month]
     peak_with_month_zero: Array  # peak_o, months 0 … H (month 0 zero), shape (H + 1,) [GPUs]
     busy_abs_max_gpu_hours: float  # max |busy_o| over the months [GPU-h/month]
@@ -82,6 +88,58 @@ class OptionPlan:
     fixed_costs: dict[str, Array]  # categories that never depend on the path, (H + 1,) [USD/month]
     fixed_usd: Array  # their sum, in that order, shape (H + 1,) [USD/month]
     warnings: tuple[str, ...] = ()
+    supply: Supply | None = None  # version 1.2: supply_o; None for api
+    goodput: float | None = None  # version 1.2: the result's goodput figure; None without training
+
+
+@dataclass(frozen=True, eq=False)
+class Supply:
+    """``supply_o`` of one option (version 1.2): the GPU-hours it must provide, the work or the
+    resident replicas where they are more, workload by workload.
+
+    ``free`` is the summed ``busy × r / (t × g)`` of the workloads without resident GPUs, and
+    ``busy`` / ``resident`` those of the workloads with them (their ``busy × r / (t × g)`` and
+    ``resident(O) × hours_per_month``), each ``(H + 1,)`` with month 0 zero [GPU-h/month]. On a
+    path with demand multiplier ``x``: ``supply_o = x × free + Σ max(x × busy, resident)``; without
+    resident GPUs that is ``x × busy_o``, as in version 1.1.
+    """
+
+    free: Array
+    busy: tuple[Array, ...]
+    resident: tuple[Array, ...]
+    months: Array  # supply_o at the document's own demand, months 1 … H, (H,) [GPU-h/month]
+
+    @property
+    def has_resident(self) -> bool:
+        """True when some workload holds resident GPUs on the option."""
+        return bool(self.busy)
+
+
+def supply_on_paths(
+    option: OptionPlan, multiplier: Array | None, n_paths: int, horizon_months: int
+) -> tuple[Array, Array]:
+    """``busy_o`` and ``supply_o`` per path and month, each broadcastable to ``(P, H + 1)``
+    [GPU-h/month]; ``multiplier``: the demand multiplier ``(P,)`` or None (the document's own)."""
+    busy = option.busy_with_month_zero[np.newaxis, :]
+    if multiplier is not None:
+        busy = multiplier[:, np.newaxis] * busy
+    busy = np.broadcast_to(busy, (n_paths, horizon_months + 1))
+    supply_parts = option.supply
+    if supply_parts is None or not supply_parts.has_resident:
+        return busy, busy
+    if multiplier is None:
+        supply = supply_parts.free[np.newaxis, :]
+        for work, resident in zip(supply_parts.busy, supply_parts.resident, strict=True):
+            supply = supply + np.maximum(work, resident)
+        return busy, np.broadcast_to(supply, (n_paths, horizon_months + 1))
+    x = multiplier[:, np.newaxis]
+    supply = np.multiply(x, supply_parts.free)  # fresh (P, H + 1) arrays, updated in place
+    part = np.empty_like(supply)
+    for work, resident in zip(supply_parts.busy, supply_parts.resident, strict=True):
+        np.multiply(x, work, out=part)
+        np.maximum(part, resident, out=part)
+        supply += part
+    return busy, supply
 
 
 @dataclass(frozen=True, eq=False)
@@ -95,6 +153,7 @@ class Plan:
     baseline_index: int
     inputs: dict[str, Any]  # the normalised document with committed_gpus and servers filled
     gpus: dict[str, GpuFigures]  # figures used, by GPU slug
+    tokens_per_month: Array | None = None  # version 1.2: generated tokens, months 1 … H, (H,)
 
     @property
     def option_names(self) -> list[str]:
@@ -167,51 +226,45 @@ def plan_build(inputs: Mapping[str, Any], gpus: GpuTable) -> Plan:
     demands = [dm.workload_demand(w, gpus[_workload_gpu(w)], horizon, hours) for w in workloads]
     _check_demands_finite(demands)
     used_slugs = [_workload_gpu(w) for w in workloads] + [
-        str(o["gpu"]) for o in document["options"]
+        str(o["gpu"]) for o in document["options"] if o.get("gpu") is not None
     ]
+    tokens = dm.sum_over(
+        [
+            dm.tokens_per_month(w, d.growth if d.growth is not None else np.zeros(horizon), hours)
+            for w, d in zip(workloads, demands, strict=True)
+        ],
+        horizon,
+    )
+    errors: list[FieldError] = []
     options: list[OptionPlan] = []
     for index, option in enumerate(document["options"]):
-        option_gpu = str(option["gpu"])
-        throughput = float(option["throughput_factor"])
-        busy_parts: list[Array] = []
-        peak_parts: list[Array] = []
-        option_warnings: list[str] = []
-        for workload, demand in zip(workloads, demands, strict=True):
-            try:
-                ratio = dm.speed_ratio(
-                    workload,
-                    _workload_gpu(workload),
-                    gpus[_workload_gpu(workload)],
-                    option_gpu,
-                    gpus[option_gpu],
-                )
-            except ValueError as exc:
-                raise _scenario_error(f"options[{index}].gpu", str(exc)) from None
-            if ratio.warning is not None:
-                option_warnings.append(ratio.warning)
-            busy_parts.append(dm.option_busy_contribution(demand, ratio.ratio, throughput))
-            peak_parts.append(
-                dm.option_peak_contribution(
-                    demand, ratio.ratio, throughput, dm.fit_gpus(workload, gpus[option_gpu])
-                )
-            )
-        busy = dm.sum_over(busy_parts, horizon)
-        peak = dm.sum_over(peak_parts, horizon)
-        if not (np.all(np.isfinite(busy)) and np.all(np.isfinite(peak))):
-            raise _scenario_error(
-                f"options[{index}]",
-                "the work it must do is too large to compute: the GPU-hours or GPUs it needs "
-                "are not finite numbers (check its throughput_factor and GPU)",
-            )
+        if option["type"] == "api":
+            options.append(_api_plan(index, option, workloads, demands, horizon, hours))
+            continue
+        built = _gpu_option_parts(index, option, workloads, demands, gpus, hours, horizon, errors)
+        if built is None:
+            continue
+        busy, peak, supply, goodput, option_warnings = built
         try:
             plan = _option_plan(
-                index, option, busy, peak, horizon, hours, egress_tb, option_warnings
+                index,
+                option,
+                busy,
+                peak,
+                horizon,
+                hours,
+                egress_tb,
+                option_warnings,
+                supply=supply,
+                goodput=goodput,
             )
         except ScenarioError:
             raise
         except (ArithmeticError, ValueError):  # a figure beyond any float (int(inf), exp overflow)
             raise _scenario_error(f"options[{index}]", TOO_LARGE_MESSAGE) from None
         options.append(plan)
+    if errors:
+        raise ScenarioError(errors)
     baseline_name = document.get("baseline") or document["options"][0]["name"]
     baseline_index = [o.name for o in options].index(baseline_name)
     return Plan(
@@ -222,7 +275,175 @@ def plan_build(inputs: Mapping[str, Any], gpus: GpuTable) -> Plan:
         baseline_index=baseline_index,
         inputs=document,
         gpus={slug: GpuFigures(**gpus[slug]) for slug in dict.fromkeys(used_slugs)},
+        tokens_per_month=tokens,
     )
+
+
+def _api_plan(
+    index: int,
+    option: Mapping[str, Any],
+    workloads: list[Mapping[str, Any]],
+    demands: list[dm.WorkloadDemand],
+    horizon: int,
+    hours: float,
+) -> OptionPlan:
+    """The plan of an ``api`` option (version 1.2): no GPU, no capacity, no work of its own."""
+    rates = api_rates(option, workloads, demands, hours)
+    zeros = np.zeros(horizon)
+    return OptionPlan(
+        index=index,
+        name=str(option["name"]),
+        type="api",
+        billing=None,
+        scaling=None,
+        gpu=None,
+        busy_gpu_hours=zeros,
+        peak_gpus=zeros,
+        provisioned_gpus=0,
+        capacity_gpu_hours_per_month=None,
+        in_service=np.ones(horizon, dtype=bool),
+        rates=rates,
+        busy_with_month_zero=_with_month_zero(zeros),
+        peak_with_month_zero=_with_month_zero(zeros),
+        busy_abs_max_gpu_hours=0.0,
+        trend=None,
+        fixed_costs={},
+        fixed_usd=np.zeros(horizon + 1),
+        warnings=(),
+        supply=None,
+        goodput=None,
+    )
+
+
+GOODPUT_FLOOR = 0.1
+"""A training workload's ``g[m]`` below this in an active month is an error (version 1.2)."""
+
+
+def _gpu_option_parts(
+    index: int,
+    option: Mapping[str, Any],
+    workloads: list[Mapping[str, Any]],
+    demands: list[dm.WorkloadDemand],
+    gpus: GpuTable,
+    hours: float,
+    horizon: int,
+    errors: list[FieldError],
+) -> tuple[Array, Array, Supply, float | None, list[str]] | None:
+    """``busy_o``, ``peak_o``, ``supply_o`` and the goodput figure of a GPU option; None (with
+    the problems added to ``errors``) where a training workload's goodput falls below 0.1."""
+    option_gpu = str(option["gpu"])
+    throughput = float(option["throughput_factor"])
+    mtbf = option.get("gpu_mtbf_hours")
+    busy_parts: list[Array] = []
+    peak_parts: list[Array] = []
+    free_parts: list[Array] = []
+    resident_busy: list[Array] = []
+    resident_hours: list[Array] = []
+    supply_parts: list[Array] = []
+    training_work = 0.0
+    training_stretched = 0.0
+    failed = False
+    option_warnings: list[str] = []
+    for w, (workload, demand) in enumerate(zip(workloads, demands, strict=True)):
+        try:
+            ratio = dm.speed_ratio(
+                workload,
+                _workload_gpu(workload),
+                gpus[_workload_gpu(workload)],
+                option_gpu,
+                gpus[option_gpu],
+            )
+        except ValueError as exc:
+            raise _scenario_error(f"options[{index}].gpu", str(exc)) from None
+        if ratio.warning is not None:
+            option_warnings.append(ratio.warning)
+        fit = dm.fit_gpus(workload, gpus[option_gpu])
+        goodput: Array | None = None
+        if (
+            workload["type"] == "training"
+            and mtbf is not None
+            and (
+                float(workload["checkpoint_hours"]) > 0.0 or float(workload["restart_hours"]) > 0.0
+            )
+        ):
+            running = dm.training_gpus_running(demand.need_gpus, ratio.ratio, throughput, fit)
+            found = dm.training_goodput(
+                running,
+                float(mtbf),
+                float(workload["checkpoint_hours"]),
+                float(workload["restart_hours"]),
+                demand.active,
+            )
+            low = demand.active & ~(found.goodput >= GOODPUT_FLOOR)
+            if bool(np.any(low)):
+                m = int(np.argmax(low))
+                errors.append(
+                    FieldError(
+                        f"workloads[{w}]",
+                        f"goodput below 0.1 on option {option['name']} in month {m + 1}: "
+                        f"{found.goodput[m]:.3g} of each hour does work (a failure every "
+                        f"{found.failure_hours[m]:.3g} hours on {found.gpus[m]:.0f} GPUs, "
+                        f"checkpoints every {found.interval_hours[m]:.3g} hours); shorten "
+                        "checkpoint_hours or restart_hours, or give a larger gpu_mtbf_hours",
+                    )
+                )
+                failed = True
+                continue
+            goodput = found.goodput
+        work = dm.option_busy_contribution(demand, ratio.ratio, throughput, goodput)
+        busy_parts.append(work)
+        resident = dm.resident_gpus(workload, fit)
+        peak_parts.append(
+            dm.option_peak_contribution(
+                demand,
+                ratio.ratio,
+                throughput,
+                fit,
+                resident,
+                None
+                if goodput is None
+                else dm.option_goodput_peak(demand, ratio.ratio, throughput, goodput, hours),
+            )
+        )
+        if workload["type"] == "training":
+            plain = dm.option_busy_contribution(demand, ratio.ratio, throughput)
+            training_work += float(plain.sum())
+            training_stretched += float(work.sum())
+        if resident > 0.0:
+            held = np.where(demand.active, resident * hours, 0.0)
+            resident_busy.append(work)
+            resident_hours.append(held)
+            supply_parts.append(np.maximum(work, held))
+        else:
+            free_parts.append(work)
+            supply_parts.append(work)
+    if failed:
+        return None
+    busy = dm.sum_over(busy_parts, horizon)
+    peak = dm.sum_over(peak_parts, horizon)
+    supply_months = dm.sum_over(supply_parts, horizon) if resident_busy else busy
+    if not (
+        np.all(np.isfinite(busy))
+        and np.all(np.isfinite(peak))
+        and np.all(np.isfinite(supply_months))
+    ):
+        raise _scenario_error(
+            f"options[{index}]",
+            "the work it must do is too large to compute: the GPU-hours or GPUs it needs "
+            "are not finite numbers (check its throughput_factor and GPU)",
+        )
+    supply = Supply(
+        free=_with_month_zero(dm.sum_over(free_parts, horizon)),
+        busy=tuple(_with_month_zero(part) for part in resident_busy),
+        resident=tuple(_with_month_zero(part) for part in resident_hours),
+        months=supply_months,
+    )
+    goodput_figure: float | None = None
+    if training_work > 0.0:
+        goodput_figure = (
+            1.0 if training_stretched == training_work else training_work / training_stretched
+        )
+    return busy, peak, supply, goodput_figure, option_warnings
 
 
 def _option_plan(
@@ -234,8 +455,16 @@ def _option_plan(
     hours: float,
     egress_tb: float,
     warnings: list[str],
+    *,
+    supply: Supply | None = None,
+    goodput: float | None = None,
 ) -> OptionPlan:
-    """Size and price one option; fills ``committed_gpus``, ``term_months``, ``servers`` in ``option``."""
+    """Size and price one option; fills ``committed_gpus``, ``term_months``, ``servers`` in ``option``.
+
+    ``supply``: ``supply_o`` (version 1.2), ``busy_o`` workload by workload when None (no resident
+    GPUs); ``goodput``: the option's goodput figure."""
+    if supply is None:
+        supply = Supply(free=_with_month_zero(busy), busy=(), resident=(), months=busy)
     max_peak_gpus = int(round(float(peak.max())))
     kind = option["type"]
     rates: CloudRates | DedicatedRates | OnPremRates
@@ -252,7 +481,7 @@ def _option_plan(
         if rates.billing == "committed":
             provisioned = rates.committed_gpus
             capacity = provisioned * hours
-            _check_commitment(index, rates, busy, capacity)
+            _check_commitment(index, rates, supply.months, capacity)
     elif kind in ("dedicated", "on_prem"):
         if option.get("servers") is None:
             per_server = int(option["gpus_per_server"])
@@ -293,6 +522,8 @@ def _option_plan(
         fixed_costs=fixed_costs,
         fixed_usd=_sum_months(fixed_costs.values(), horizon),
         warnings=tuple(warnings),
+        supply=supply,
+        goodput=goodput,
     )
 
 
@@ -315,16 +546,17 @@ def _sum_months(months: Iterable[Array], horizon: int) -> Array:
     return total
 
 
-def _check_commitment(index: int, rates: CloudRates, busy: Array, capacity: float) -> None:
-    """Work beyond the commitment needs an on-demand rate: else a demand-stage ScenarioError."""
-    overflow = dm.excess_gpu_hours(busy, capacity) > 0.0
+def _check_commitment(index: int, rates: CloudRates, supply: Array, capacity: float) -> None:
+    """``supply_o`` beyond the commitment needs an on-demand rate: else a demand-stage
+    ScenarioError at ``committed_gpus`` (version 1.2: resident replicas count)."""
+    overflow = dm.excess_gpu_hours(supply, capacity) > 0.0
     if rates.on_demand_usd_per_gpu_hour is None and bool(np.any(overflow)):
         month = int(np.argmax(overflow)) + 1
         raise _scenario_error(
-            f"options[{index}].on_demand_usd_per_gpu_hour",
-            f"the work ({busy[month - 1]:.6g} GPU-hours in month {month}) exceeds the "
-            f"commitment of {rates.committed_gpus} GPUs; give an on-demand rate for the "
-            "overflow or commit to more GPUs",
+            f"options[{index}].committed_gpus",
+            f"the GPU-hours it must provide ({supply[month - 1]:.6g} in month {month}, work and "
+            f"resident replicas) exceed the commitment of {rates.committed_gpus} GPUs; give an "
+            "on_demand_usd_per_gpu_hour for the overflow or commit to more GPUs",
         )
 
 
@@ -360,34 +592,76 @@ def option_path_costs(
     options; None uses the option's own ``option.trend``. ``multiplier_bound``: an upper bound
     of ``|futures.demand_multiplier|`` [dimensionless] (1 without one).
     """
-    busy = option.busy_with_month_zero[np.newaxis, :]
-    if futures.demand_multiplier is not None:
-        busy = futures.demand_multiplier[:, np.newaxis] * busy
-    busy = np.broadcast_to(busy, (n_paths, horizon_months + 1))
-    busy_bound = multiplier_bound * option.busy_abs_max_gpu_hours
+    if isinstance(option.rates, ApiRates):
+        return api_path_costs(
+            option.rates,
+            n_paths,
+            horizon_months,
+            futures.demand_multiplier,
+            futures.api_price_change_per_year,
+        )
+    busy, supply = supply_on_paths(option, futures.demand_multiplier, n_paths, horizon_months)
+    return gpu_option_path_costs(
+        option,
+        futures,
+        busy,
+        supply,
+        hours_per_month,
+        horizon_months,
+        cloud_trend=cloud_trend,
+        supply_bound=supply_bound(option, supply, multiplier_bound),
+    )
+
+
+def supply_bound(option: OptionPlan, supply: Array, multiplier_bound: float) -> float:
+    """An upper bound of ``|supply_o|`` over the paths and months [GPU-h/month]: the multiplier's
+    bound times ``max |busy_o|`` without resident GPUs (where the two are equal), else the
+    largest value itself."""
+    if option.supply is None or not option.supply.has_resident:
+        return multiplier_bound * option.busy_abs_max_gpu_hours
+    return float(np.max(np.abs(supply), initial=0.0))
+
+
+def gpu_option_path_costs(
+    option: OptionPlan,
+    futures: Futures,
+    busy: Array,
+    supply: Array,
+    hours_per_month: float,
+    horizon_months: int,
+    *,
+    cloud_trend: Array | None,
+    supply_bound: float,
+    renewal: Array | None = None,
+) -> tuple[dict[str, Array], Array]:
+    """A GPU option's path-dependent categories and shortfall on ``busy_o`` and ``supply_o``
+    ``(P, H + 1)``: every cost takes ``supply_o``, the on-prem load ``u[m]`` takes ``busy_o``."""
     if isinstance(option.rates, CloudRates):
         return cloud_path_costs(
             option.rates,
-            busy,
+            supply,
             option.peak_with_month_zero,
             hours_per_month,
             horizon_months,
             futures.cloud_price_change_per_year,
             futures.interruption_overhead,
             trend=option.trend if cloud_trend is None else cloud_trend,
-            busy_bound_gpu_hours=busy_bound,
+            busy_bound_gpu_hours=supply_bound,
+            renewal=renewal,
         )
     if isinstance(option.rates, DedicatedRates):
         return dedicated_path_costs(
-            option.rates, busy, hours_per_month, busy_bound_gpu_hours=busy_bound
+            option.rates, supply, hours_per_month, busy_bound_gpu_hours=supply_bound
         )
+    assert isinstance(option.rates, OnPremRates)
     return on_prem_path_costs(
         option.rates,
         busy,
         hours_per_month,
         horizon_months,
         futures.usd_per_kwh_multiplier,
-        busy_bound_gpu_hours=busy_bound,
+        busy_bound_gpu_hours=supply_bound,
+        supply_gpu_hours=supply,
     )
 
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from . import results as rs
 from .core import Futures, OptionPlan, Plan, plan_build, plan_cost
-from .engine import break_even_scale
+from .engine import break_even_scale, utilization_at
 from .types import GpuTable
 
 CURVE_POINTS = 41
@@ -25,15 +25,7 @@ CURVE_POINTS = 41
 
 def _utilization(plan: Plan, option: OptionPlan, scales: np.ndarray) -> np.ndarray:
     """Average utilization [dimensionless] of ``option`` at each demand scale, shape ``(S,)``."""
-    busy = scales[:, np.newaxis] * option.busy_gpu_hours[np.newaxis, :]
-    return rs.average_utilization(
-        busy,
-        option.peak_gpus,
-        plan.hours_per_month,
-        option.capacity_gpu_hours_per_month,
-        option.in_service,
-        option.scaling,
-    )
+    return utilization_at(plan, option, scales)
 
 
 def _scale_cap(option: OptionPlan) -> float | None:

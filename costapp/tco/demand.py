@@ -65,6 +65,8 @@ def estimate_tokens_per_second_per_gpu(params_billion: float, figures: GpuFigure
             * BYTES_PER_SECOND_PER_TB_S
             / (DECODE_FLOPS_PER_PARAM_TOKEN * params)
         )
+    # version 1.2: the fp16 figure where the GPU has no bf16 figure, the bandwidth term alone
+    # where it has neither
     tflops = figures.get("bf16_dense_tflops") or figures.get("fp16_dense_tflops")
     if tflops:
         candidates.append(
@@ -80,6 +82,7 @@ class WorkloadDemand:
     busy_gpu_hours: Array  # [GPU-h on the workload's GPU]
     need_gpus: Array  # [GPUs, real]
     active: NDArray[np.bool_]  # months the workload runs
+    growth: Array | None = None  # f[m] [dimensionless], 0 outside the active months
 
 
 def growth_factor(
@@ -221,7 +224,7 @@ def workload_demand(
         )
     else:
         raise ValueError(f"unknown workload type {kind!r}")
-    return WorkloadDemand(busy_gpu_hours=busy, need_gpus=need, active=active)
+    return WorkloadDemand(busy_gpu_hours=busy, need_gpus=need, active=active, growth=growth)
 
 
 def fit_gpus(workload: Mapping[str, Any], option_gpu: GpuFigures) -> float:
@@ -301,18 +304,98 @@ def speed_ratio(
 
 
 def option_peak_contribution(
-    demand: WorkloadDemand, ratio: float, throughput_factor: float, fit: float
+    demand: WorkloadDemand,
+    ratio: float,
+    throughput_factor: float,
+    fit: float,
+    resident: float = 0.0,
+    goodput_peak: Array | None = None,
 ) -> Array:
-    """``max(ceil(need × r / t), fit(O))`` in the workload's active months, 0 outside [GPUs]; ``(H,)``."""
+    """``max(ceil(need × r / t), [goodput term], fit(O), resident(O))`` in the workload's active
+    months, 0 outside [GPUs]; ``(H,)``. ``goodput_peak``: :func:`option_goodput_peak` (version
+    1.2), None where goodput is 1 (then it is never the largest)."""
     gpus = np.maximum(ceil_tolerant(demand.need_gpus * ratio / throughput_factor), fit)
+    if goodput_peak is not None:
+        gpus = np.maximum(gpus, goodput_peak)
+    if resident > 0.0:
+        gpus = np.maximum(gpus, resident)
     return np.where(demand.active, gpus, 0.0)
 
 
+def tokens_per_month(workload: Mapping[str, Any], growth: Array, hours_per_month: float) -> Array:
+    """``tokens_per_second × f × 3600 × hours_per_month`` [generated tokens/month] of an
+    inference workload (version 1.2), 0 for other work; ``(H,)``."""
+    if workload["type"] != "inference":
+        return np.zeros_like(growth)
+    return float(workload["tokens_per_second"]) * growth * SECONDS_PER_HOUR * hours_per_month
+
+
 def option_busy_contribution(
-    demand: WorkloadDemand, ratio: float, throughput_factor: float
+    demand: WorkloadDemand, ratio: float, throughput_factor: float, goodput: Array | None = None
 ) -> Array:
-    """``busy × r / t`` [GPU-h/month on the option's GPU]; ``(H,)``."""
-    return demand.busy_gpu_hours * ratio / throughput_factor
+    """``busy × r / (t × g)`` [GPU-h/month on the option's GPU]; ``(H,)``.
+
+    ``goodput``: the workload's ``g[m]`` on the option, ``(H,)``; None means 1 (``busy × r / t``).
+    """
+    if goodput is None:
+        return demand.busy_gpu_hours * ratio / throughput_factor
+    return demand.busy_gpu_hours * ratio / (throughput_factor * goodput)
+
+
+def resident_gpus(workload: Mapping[str, Any], fit: float) -> float:
+    """``resident(G) = min_replicas × max(1, fit(G))`` [GPUs] for an inference workload (version
+    1.2), 0 for steady and training work; ``fit`` is ``fit(G)`` on the option's GPU."""
+    if workload["type"] != "inference":
+        return 0.0
+    return float(int(workload["min_replicas"]) * max(1.0, fit))
+
+
+def training_gpus_running(need: Array, ratio: float, throughput_factor: float, fit: float) -> Array:
+    """``n[m] = max(1, ceil(need × r / t), fit(O))`` [GPUs]: the GPUs a training job runs on."""
+    return np.maximum(np.maximum(ceil_tolerant(need * ratio / throughput_factor), fit), 1.0)
+
+
+@dataclass(frozen=True, eq=False)
+class Goodput:
+    """A training workload's goodput on an option, months ``1 … H`` (version 1.2)."""
+
+    goodput: Array  # g[m] [dimensionless], 1 outside the active months
+    interval_hours: Array  # τ = sqrt(2 × δ × M) [h]
+    failure_hours: Array  # M = M₁ / n[m] [h]
+    gpus: Array  # n[m] [GPUs]
+
+
+def training_goodput(
+    gpus_running: Array,
+    mtbf_gpu_hours: float,
+    checkpoint_hours: float,
+    restart_hours: float,
+    active: NDArray[np.bool_],
+) -> Goodput:
+    """Young's interval and the share of each hour that does work [dimensionless].
+
+    ``M = M₁ / n``, ``τ = sqrt(2 × δ × M)``, ``g = 1 − δ / τ − (R + τ / 2) / M`` (``δ / τ`` is 0
+    when ``δ`` is 0), in the active months; 1 elsewhere.
+    """
+    failure = mtbf_gpu_hours / gpus_running
+    interval = np.sqrt(2.0 * checkpoint_hours * failure)
+    writes = checkpoint_hours / interval if checkpoint_hours > 0.0 else np.zeros_like(failure)
+    goodput = 1.0 - writes - (restart_hours + interval / 2.0) / failure
+    return Goodput(
+        goodput=np.where(active, goodput, 1.0),
+        interval_hours=interval,
+        failure_hours=failure,
+        gpus=gpus_running,
+    )
+
+
+def option_goodput_peak(
+    demand: WorkloadDemand, ratio: float, throughput_factor: float, goodput: Array, hours: float
+) -> Array:
+    """``ceil(busy × r / (t × g × hours_per_month))`` [GPUs] in active months, 0 outside: the
+    GPUs a month's work needs once goodput stretches it (version 1.2); ``(H,)``."""
+    gpus = ceil_tolerant(demand.busy_gpu_hours * ratio / (throughput_factor * goodput * hours))
+    return np.where(demand.active, gpus, 0.0)
 
 
 def sum_over(arrays: Sequence[Array], horizon_months: int) -> Array:

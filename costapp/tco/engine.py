@@ -16,12 +16,21 @@ import numpy as np
 
 from . import montecarlo, sizing
 from . import results as rs
-from .core import CATEGORIES, Futures, OptionPlan, PathCosts, Plan, plan_build, plan_cost
+from .core import (
+    CATEGORIES,
+    Futures,
+    OptionPlan,
+    PathCosts,
+    Plan,
+    plan_build,
+    plan_cost,
+    supply_on_paths,
+)
 from .errors import FieldError, ScenarioError
 from .types import GpuTable
 from .validation import normalize
 
-ENGINE_VERSION = "1.1.0"
+ENGINE_VERSION = "1.2.0"
 
 BREAK_EVEN_GRID_POINTS = 4096
 """Samples of ``s`` in ``[0, s_cap]`` used to bracket the smallest break-even scale."""
@@ -44,6 +53,8 @@ DETERMINISTIC_FIGURES = frozenset(
         "savings_vs_baseline_pct",
         "break_even_month",
         "break_even_utilization",
+        "all_in_usd_per_million_tokens",
+        "goodput",
     }
 )
 """The figures of an option without a simulation (the others come from the Monte Carlo paths)."""
@@ -152,6 +163,9 @@ def _result(
         "gpus": plan.gpus,
         "warnings": all_warnings,
         "engine_version": ENGINE_VERSION,
+        # version 1.2: the catalog figures a reference supplied; the engine alone has none (the
+        # Django side, which resolved the references, fills it in)
+        "sources": [],
     }
     if simulation and int(simulation.get("paths") or 0) > 0:
         result["simulation"] = simulation
@@ -212,6 +226,7 @@ def option_results(plan: Plan, costs: PathCosts) -> list[dict[str, Any]]:
     monthly_all = costs.monthly_usd[:, 0, :]
     cumulative_all = rs.cumulative_usd(monthly_all)
     baseline_total = float(costs.total_usd[baseline, 0])
+    tokens = 0.0 if plan.tokens_per_month is None else float(plan.tokens_per_month.sum())
     out: list[dict[str, Any]] = []
     for o, option in enumerate(plan.options):
         total = float(costs.total_usd[o, 0])
@@ -238,7 +253,7 @@ def option_results(plan: Plan, costs: PathCosts) -> list[dict[str, Any]]:
                 "npv_usd": float(costs.npv_usd[o, 0]),
                 "busy_gpu_hours": busy,
                 "provisioned_gpus": int(option.provisioned_gpus),
-                "average_utilization": float(_utilization(plan, option, option.busy_gpu_hours)),
+                "average_utilization": float(utilization_at(plan, option)),
                 "usd_per_busy_gpu_hour": rs.usd_per_busy_gpu_hour(total, busy),
                 "shortfall_gpu_hours": shortfall,
                 "feasible": not shortfall > 0.0,
@@ -247,6 +262,8 @@ def option_results(plan: Plan, costs: PathCosts) -> list[dict[str, Any]]:
                     cumulative_all[o], cumulative_all[baseline]
                 ),
                 "break_even_utilization": break_even_utilization(plan, o, total),
+                "all_in_usd_per_million_tokens": rs.all_in_usd_per_million_tokens(total, tokens),
+                "goodput": option.goodput,
                 "warnings": warnings,
             }
         )
@@ -257,14 +274,28 @@ def _floats(values: np.ndarray) -> list[float]:
     return [float(v) for v in values]
 
 
-def _utilization(plan: Plan, option: OptionPlan, busy_gpu_hours: np.ndarray) -> np.ndarray:
+def utilization_at(plan: Plan, option: OptionPlan, scales: np.ndarray | None = None) -> np.ndarray:
+    """The option's average utilization [dimensionless] at the document's own demand, or at each
+    demand scale of ``scales`` ``(S,)`` (then shape ``(S,)``): ``busy_o`` and, for elastic
+    on-demand and spot with resident GPUs, ``supply_o`` scaled workload by workload."""
+    if scales is None:
+        busy = option.busy_gpu_hours
+        supply = None
+        if option.supply is not None and option.supply.has_resident:
+            supply = option.supply.months
+    else:
+        busy = scales[:, np.newaxis] * option.busy_gpu_hours[np.newaxis, :]
+        supply = None
+        if option.supply is not None and option.supply.has_resident:
+            supply = supply_on_paths(option, scales, len(scales), plan.horizon_months)[1][:, 1:]
     return rs.average_utilization(
-        busy_gpu_hours,
+        busy,
         option.peak_gpus,
         plan.hours_per_month,
         option.capacity_gpu_hours_per_month,
         option.in_service,
         option.scaling,
+        supply,
     )
 
 
@@ -277,7 +308,17 @@ def break_even_utilization(plan: Plan, index: int, total_usd: float | None = Non
     if scale is None:
         return None
     option = plan.options[index]
-    return float(_utilization(plan, option, scale * option.busy_gpu_hours))
+    # only options with a fixed capacity have a break-even scale: their utilization takes busy_o
+    return float(
+        rs.average_utilization(
+            scale * option.busy_gpu_hours,
+            option.peak_gpus,
+            plan.hours_per_month,
+            option.capacity_gpu_hours_per_month,
+            option.in_service,
+            option.scaling,
+        )
+    )
 
 
 def break_even_scale(plan: Plan, index: int, total_usd: float | None = None) -> float | None:

@@ -157,8 +157,13 @@ def on_prem_path_costs(
     usd_per_kwh_multiplier: ArrayLike | None = None,
     *,
     busy_bound_gpu_hours: float | None = None,
+    supply_gpu_hours: Array | None = None,
 ) -> tuple[dict[str, Array], Array]:
     """The categories that depend on the path [USD/month] and shortfall per path [GPU-h].
+
+    ``supply_gpu_hours`` (version 1.2): ``supply_o`` ``(P, H + 1)``, what the bridge, the burst
+    and the shortfall take (``busy_gpu_hours`` when None); the load ``u[m]`` takes ``busy_o``, and
+    ``busy_bound_gpu_hours`` then bounds ``|supply_o|``.
 
     ``power`` (in service); ``bridge`` before service when there is a lead time and a bridge
     rate; ``burst`` when work may exceed the servers and there is a burst rate.
@@ -182,20 +187,21 @@ def on_prem_path_costs(
         usd_per_kwh,
     )
     np.copyto(power, 0.0, where=~in_service)  # no power before service (a fresh array)
+    supply = busy_gpu_hours if supply_gpu_hours is None else supply_gpu_hours
     costs: dict[str, Array] = {"power": power}
     shortfall = np.zeros(busy_gpu_hours.shape[:-1])
     if before.any():
         bridge, bridge_shortfall = burst_or_shortfall(
-            np.where(before, busy_gpu_hours, 0.0), rates.bridge_usd_per_gpu_hour
+            np.where(before, supply, 0.0), rates.bridge_usd_per_gpu_hour
         )
         if bridge is not None:
             costs["bridge"] = bridge
         shortfall = shortfall + bridge_shortfall
     if busy_bound_gpu_hours is None:
-        busy_bound_gpu_hours = float(np.max(np.abs(busy_gpu_hours), initial=0.0))
+        busy_bound_gpu_hours = float(np.max(np.abs(supply), initial=0.0))
     if not within_capacity(busy_bound_gpu_hours, capacity):
         burst, burst_shortfall = burst_or_shortfall(
-            np.where(in_service, excess_gpu_hours(busy_gpu_hours, capacity), 0.0),
+            np.where(in_service, excess_gpu_hours(supply, capacity), 0.0),
             rates.burst_usd_per_gpu_hour,
         )
         if burst is not None:

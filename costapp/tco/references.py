@@ -1,4 +1,5 @@
-"""Catalog references in a scenario document: ``offer``, ``quote`` and ``egress_provider``.
+"""Catalog references in a scenario document: ``offer``, ``quote``, ``egress_provider`` and,
+version 1.2, an ``api`` option's ``token_price`` and ``{"assumption": KEY}`` numbers.
 
 The engine never queries the catalog: the Django side looks every reference up beforehand
 (``costapp.selectors.scenario_catalog_refs``) and hands the entries in as :class:`CatalogRefs`,
@@ -17,7 +18,15 @@ from . import schema
 from .errors import join_path
 from .rules import INVALID, Rules, given
 from .schema import FieldSpec
-from .types import DedicatedQuoteTerms, EgressTier, GpuFigures, OfferTerms, PurchaseQuoteTerms
+from .types import (
+    AssumptionFigure,
+    DedicatedQuoteTerms,
+    EgressTier,
+    GpuFigures,
+    OfferTerms,
+    PurchaseQuoteTerms,
+    TokenPriceTerms,
+)
 
 OfferRef = tuple[str, str, str]
 """``(provider, instance, region)``."""
@@ -30,7 +39,9 @@ class CatalogRefs:
     ``offers``: ``(provider, instance, region)`` -> :class:`~.types.OfferTerms`.
     ``dedicated_quotes``: id -> :class:`~.types.DedicatedQuoteTerms`. ``purchase_quotes``: id ->
     :class:`~.types.PurchaseQuoteTerms`. ``egress_providers``: provider slug -> its
-    :class:`~.types.EgressTier` list.
+    :class:`~.types.EgressTier` list. ``token_prices`` (version 1.2): ``(provider, model)`` ->
+    :class:`~.types.TokenPriceTerms`. ``assumptions`` (version 1.2): key ->
+    :class:`~.types.AssumptionFigure`.
 
     A reference missing from these mappings is an error. When :func:`~.validation.normalize` is
     given no ``CatalogRefs`` at all (``catalog=None``), references are not looked up: the document
@@ -41,6 +52,8 @@ class CatalogRefs:
     dedicated_quotes: Mapping[int, DedicatedQuoteTerms] = field(default_factory=dict)
     purchase_quotes: Mapping[int, PurchaseQuoteTerms] = field(default_factory=dict)
     egress_providers: Mapping[str, Sequence[EgressTier]] = field(default_factory=dict)
+    token_prices: Mapping[tuple[str, str], TokenPriceTerms] = field(default_factory=dict)
+    assumptions: Mapping[str, AssumptionFigure] = field(default_factory=dict)
 
 
 class ReferenceRules(Rules):
@@ -194,7 +207,7 @@ class ReferenceRules(Rules):
                 v["usd_per_gpu_hour"] = self.error(
                     where,
                     f"is required for a {term}-month term: the offer has committed prices "
-                    "for 12- and 36-month terms only",
+                    "for 12-, 36- and 60-month terms only",
                 )
                 return
         else:
@@ -238,3 +251,92 @@ class ReferenceRules(Rules):
             v["egress_tiers"] = self.tiers(
                 offer["egress_tiers"], join_path(path, "offer"), "the offer's egress tiers: "
             )
+
+    def assumptions(
+        self,
+        raw: Mapping[Any, Any],
+        path: str,
+        names: Sequence[str],
+    ) -> tuple[dict[Any, Any], set[str]]:
+        """Resolve ``{"assumption": KEY}`` in the fields ``names`` of ``raw`` (version 1.2).
+
+        Returns a copy of ``raw`` with each such reference replaced by the catalog's number (to be
+        checked as the field's own value), and the names whose reference failed (reported here,
+        at the field: malformed, unknown, or a figure for another field).
+        """
+        out = dict(raw)
+        failed: set[str] = set()
+        for name in names:
+            value = raw.get(name)
+            if not isinstance(value, Mapping):
+                continue
+            where = join_path(path, name)
+            out[name] = None
+            failed.add(name)
+            self.keys(value, schema.ASSUMPTION_FIELDS, where)
+            key = self.fields(value, schema.ASSUMPTION_FIELDS, where)["assumption"]
+            if not given(key) or len(value) != 1:
+                continue
+            if self.catalog is None:
+                self.error(
+                    where, f'cannot be resolved without the catalog: give the number ("{key}")'
+                )
+                continue
+            entry = self.catalog.assumptions.get(key)
+            if entry is None:
+                self.error(where, f'no such assumption in the catalog: "{key}"')
+            elif entry.get("field") != name:
+                self.error(
+                    where,
+                    f'the assumption "{key}" is a figure for {entry.get("field")}, not {name}',
+                )
+            else:
+                out[name] = entry["value"]
+                failed.discard(name)
+        return out, failed
+
+    def token_price(self, v: dict[str, Any], table: Mapping[str, FieldSpec], path: str) -> None:
+        """Check an ``api`` option's ``token_price`` and fill the prices it supplies (version 1.2);
+        ``usd_per_million_tokens`` is then required, ``usd_per_million_input_tokens`` 0 by default."""
+        value = v["token_price"]
+        ref_path = join_path(path, "token_price")
+        entry: Mapping[str, Any] | None = None
+        if value is not None:
+            raw = self.mapping(value, ref_path)
+            if raw is None:
+                v["token_price"] = INVALID
+            else:
+                self.keys(raw, schema.TOKEN_PRICE_FIELDS, ref_path)
+                ref = self.fields(raw, schema.TOKEN_PRICE_FIELDS, ref_path)
+                if INVALID in ref.values():
+                    v["token_price"] = INVALID
+                else:
+                    v["token_price"] = ref
+                    key = (ref["provider"], ref["model"])
+                    if self.catalog is None:
+                        if v["usd_per_million_tokens"] is None:
+                            self.error(
+                                ref_path,
+                                "cannot be resolved without the catalog: give "
+                                "usd_per_million_tokens",
+                            )
+                            v["usd_per_million_tokens"] = INVALID
+                    else:
+                        entry = self.catalog.token_prices.get(key)
+                        if entry is None:
+                            self.error(
+                                ref_path, f"no such token price in the catalog: {key[0]} {key[1]}"
+                            )
+                            v["token_price"] = INVALID
+        if v["token_price"] is INVALID and v["usd_per_million_tokens"] is None:
+            v["usd_per_million_tokens"] = INVALID
+        if entry is not None:
+            for name in schema.TOKEN_PRICE_KEYS:
+                if v[name] is None and entry.get(name) is not None:
+                    v[name] = self.scalar(entry[name], table[name], ref_path, f"its {name} ")
+        if v["usd_per_million_tokens"] is None:
+            v["usd_per_million_tokens"] = self.error(
+                join_path(path, "usd_per_million_tokens"), "is required"
+            )
+        if v["usd_per_million_input_tokens"] is None:
+            v["usd_per_million_input_tokens"] = 0.0

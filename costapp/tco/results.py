@@ -68,10 +68,12 @@ def average_utilization(
     capacity_gpu_hours_per_month: float | None,
     in_service: NDArray[np.bool_],
     scaling: str | None,
+    supply_gpu_hours: Array | None = None,
 ) -> Array:
     """Average utilization [dimensionless] over the last (month) axis of ``busy_gpu_hours``.
 
-    Elastic on-demand and spot: 1. Fixed on-demand and spot: ``Σ busy_o / (Σ peak_o × hours)``.
+    Elastic on-demand and spot: ``Σ busy_o / Σ supply_o`` (version 1.2; 1 where ``Σ supply_o``
+    is 0, and 1 when ``supply_gpu_hours`` is None: no resident GPUs, ``supply_o = busy_o``). Fixed on-demand and spot: ``Σ busy_o / (Σ peak_o × hours)``.
     Fixed capacity (``capacity_gpu_hours_per_month`` given): ``Σ min(busy_o, capacity) /
     (capacity × months in service)`` over the months in service. 0 where there is no capacity.
     ``busy_gpu_hours`` is ``(..., H)``; ``peak_gpus`` and ``in_service`` are ``(H,)``.
@@ -84,7 +86,12 @@ def average_utilization(
             if fleet <= 0.0:
                 return np.zeros(lead_shape)
             return np.asarray(busy.sum(axis=-1) / fleet, dtype=np.float64)
-        return np.ones(lead_shape)
+        if supply_gpu_hours is None:
+            return np.ones(lead_shape)
+        supplied = np.asarray(supply_gpu_hours, dtype=np.float64).sum(axis=-1)
+        used = busy.sum(axis=-1)
+        safe = np.where(supplied > 0.0, supplied, 1.0)
+        return np.asarray(np.where(supplied > 0.0, used / safe, 1.0), dtype=np.float64)
     months = int(np.count_nonzero(in_service))
     if capacity_gpu_hours_per_month <= 0.0 or months == 0:
         return np.zeros(lead_shape)
@@ -133,3 +140,11 @@ def first_root(s: Array, gap: Array) -> tuple[float, float] | float | None:
     if gap[i] == 0.0:
         return float(s[i])
     return float(s[i - 1]), float(s[i])
+
+
+def all_in_usd_per_million_tokens(total_usd: float, tokens: float) -> float | None:
+    """``total_usd / (tokens / 1e6)`` [USD per 1e6 generated tokens] (version 1.2); None when
+    the scenario serves no tokens."""
+    if not tokens > 0.0:
+        return None
+    return float(total_usd / (tokens / 1e6))

@@ -42,12 +42,31 @@ class FieldSpec:
     high_open: bool = False
 
 
-def _whole(default: int | None = None, *, low: float | None = 0, **kw: Any) -> FieldSpec:
-    return FieldSpec("whole", default, low=low, **kw)
+MAX_NUMBER: Final = 1e12
+"""Version 1.2: every number without a bound of its own is at most this (larger is a typo)."""
+
+MAX_COUNT: Final = 10_000_000
+"""Version 1.2: the counts (GPUs, servers, replicas, runs per year) are at most this."""
+
+MAX_FLOPS_PER_RUN: Final = 1e30
+"""Version 1.2: the bound of ``flops_per_run`` [FLOP]."""
 
 
-def _number(default: float | None = None, **kw: Any) -> FieldSpec:
-    return FieldSpec("number", default, **kw)
+def _whole(
+    default: int | None = None, *, low: float | None = 0, high: float | None = MAX_NUMBER, **kw: Any
+) -> FieldSpec:
+    return FieldSpec("whole", default, low=low, high=high, **kw)
+
+
+def _count(default: int | None = None, *, low: float | None = 0, **kw: Any) -> FieldSpec:
+    """A whole count of GPUs, servers or replicas: at most :data:`MAX_COUNT`."""
+    return FieldSpec("whole", default, low=low, high=MAX_COUNT, **kw)
+
+
+def _number(
+    default: float | None = None, *, high: float | None = MAX_NUMBER, **kw: Any
+) -> FieldSpec:
+    return FieldSpec("number", default, high=high, **kw)
 
 
 def _fraction(default: float | None = None, **kw: Any) -> FieldSpec:
@@ -68,7 +87,9 @@ MAX_OPTIONS: Final = 50
 MAX_PATHS: Final = 100_000
 
 WORKLOAD_TYPES: Final = ("steady", "training", "inference")
-OPTION_TYPES: Final = ("cloud", "dedicated", "on_prem")
+OPTION_TYPES: Final = ("cloud", "dedicated", "on_prem", "api")
+GPU_OPTION_TYPES: Final = ("cloud", "dedicated", "on_prem")
+"""The option types that run work on GPUs of their own (``api`` buys tokens instead)."""
 BILLINGS: Final = ("on_demand", "committed", "spot")
 SCALINGS: Final = ("elastic", "fixed")
 PRECISIONS: Final = ("bf16", "fp16", "fp8", "tf32")
@@ -108,18 +129,20 @@ WORKLOAD_COMMON_FIELDS: Final[Mapping[str, FieldSpec]] = {
 
 WORKLOAD_TYPE_FIELDS: Final[Mapping[str, Mapping[str, FieldSpec]]] = {
     "steady": {
-        "gpus": _number(required=True),
+        "gpus": _number(required=True, high=MAX_COUNT),
         "utilization": _fraction(1.0),
     },
     "training": {
-        "runs_per_year": _number(required=True),
+        "runs_per_year": _number(required=True, high=MAX_COUNT),
         # filled in as 6 × params_billion·1e9 × tokens_billion·1e9 [FLOP] when absent
-        "flops_per_run": _number(),
+        "flops_per_run": _number(high=MAX_FLOPS_PER_RUN),
         "params_billion": _number(),
         "tokens_billion": _number(),
         "mfu": _fraction(0.4, low_open=True),
         "precision": _choice("bf16", *PRECISIONS),
-        "cluster_gpus": _whole(),
+        "cluster_gpus": _count(),
+        "checkpoint_hours": _number(0.0),  # version 1.2: δ, one checkpoint write [h]
+        "restart_hours": _number(0.0),  # version 1.2: R, a failure until the job runs again [h]
     },
     "inference": {
         "tokens_per_second": _number(required=True),
@@ -127,6 +150,10 @@ WORKLOAD_TYPE_FIELDS: Final[Mapping[str, Mapping[str, FieldSpec]]] = {
         # filled in with the estimate of estimate_tokens_per_second_per_gpu when absent
         "tokens_per_second_per_gpu": _number(low_open=True),
         "params_billion": _number(),
+        # version 1.2: prompt tokens read per token generated (billed by api options)
+        "input_tokens_per_output_token": _number(0.0),
+        # version 1.2: replicas held ready whatever the traffic
+        "min_replicas": _count(1),
     },
 }
 
@@ -148,6 +175,7 @@ CLOUD_FIELDS: Final[Mapping[str, FieldSpec]] = {
     "egress_tiers": FieldSpec("list"),
     "egress_provider": FieldSpec("text"),  # resolved into egress_tiers, never normalised
     "offer": FieldSpec("object"),
+    "gpu_mtbf_hours": _number(low_open=True),  # version 1.2: M₁ [GPU-h]; None: no failures
 }
 
 BILLING_FIELDS: Final[Mapping[str, Mapping[str, FieldSpec]]] = {
@@ -159,7 +187,7 @@ BILLING_FIELDS: Final[Mapping[str, Mapping[str, FieldSpec]]] = {
         "interruption_overhead": _number(0.1),
     },
     "committed": {
-        "committed_gpus": _whole(),  # None: the computation commits max peak_o
+        "committed_gpus": _count(),  # None: the computation commits max peak_o
         "term_months": _whole(low=1),  # default: horizon_months
         "upfront_usd": _number(0.0),
         "on_demand_usd_per_gpu_hour": _number(),  # default: the offer's on-demand price, else None
@@ -183,17 +211,22 @@ OFFER_FIELDS: Final[Mapping[str, FieldSpec]] = {
 OFFER_PRICE_KEYS: Final[Mapping[str, str]] = {"on_demand": "on_demand", "spot": "spot"}
 """The offer's price used for each non-committed billing."""
 
-COMMITTED_PRICE_KEYS: Final[Mapping[int, str]] = {12: "commit_1y", 36: "commit_3y"}
+COMMITTED_PRICE_KEYS: Final[Mapping[int, str]] = {
+    12: "commit_1y",
+    36: "commit_3y",
+    60: "commit_5y",  # version 1.2
+}
 """The offer's price used for a committed option, by ``term_months``."""
 
 DEDICATED_FIELDS: Final[Mapping[str, FieldSpec]] = {
-    "gpus_per_server": _whole(8, low=1),
-    "servers": _whole(),  # None: the computation sizes it from the demand
+    "gpus_per_server": _count(8, low=1),
+    "servers": _count(),  # None: the computation sizes it from the demand
     "usd_per_server_month": _number(),  # required unless the quote supplies it
     "setup_usd": _number(0.0),
     "included_egress_tb": _number(0.0),
     "overage_usd_per_tb": _number(0.0),
     "burst_usd_per_gpu_hour": _number(),
+    "gpu_mtbf_hours": _number(low_open=True),  # version 1.2: M₁ [GPU-h]; None: no failures
     "quote": _whole(),
 }
 
@@ -212,8 +245,8 @@ FINANCING_FIELDS: Final[Mapping[str, FieldSpec]] = {
 }
 
 ON_PREM_FIELDS: Final[Mapping[str, FieldSpec]] = {
-    "gpus_per_server": _whole(8, low=1),
-    "servers": _whole(),  # None: the computation sizes it from the demand
+    "gpus_per_server": _count(8, low=1),
+    "servers": _count(),  # None: the computation sizes it from the demand
     "capex_usd_per_server": _number(),  # required unless the quote supplies it
     "server_kw": _number(),  # required unless the quote supplies it
     "lead_time_months": _whole(0),  # and < horizon_months
@@ -228,6 +261,7 @@ ON_PREM_FIELDS: Final[Mapping[str, FieldSpec]] = {
     "residual_fraction": _fraction(0.0),
     "egress_usd_per_tb": _number(0.0),
     "financing": FieldSpec("object"),
+    "gpu_mtbf_hours": _number(low_open=True),  # version 1.2: M₁ [GPU-h]; None: no failures
     "quote": _whole(),
 }
 
@@ -240,7 +274,42 @@ PURCHASE_QUOTE_FIELDS: Final = (
 )
 """Fields a purchase quote supplies where the option does not give them (besides ``gpu``)."""
 
+API_COMMON_FIELDS: Final[Mapping[str, FieldSpec]] = {
+    "type": OPTION_COMMON_FIELDS["type"],
+    "name": OPTION_COMMON_FIELDS["name"],
+}
+"""Version 1.2: an ``api`` option has no ``gpu`` and no ``throughput_factor``."""
+
+API_FIELDS: Final[Mapping[str, FieldSpec]] = {
+    "usd_per_million_tokens": _number(),  # required unless token_price supplies it
+    "usd_per_million_input_tokens": _number(),  # default 0 unless token_price supplies it
+    "usd_per_million_training_tokens": _number(),  # None: training cannot be bought this way
+    "price_change_per_year": _number(0.0, low=-1, low_open=True),
+    "support_fraction": _fraction(0.0),
+    "token_price": FieldSpec("object"),  # catalog reference {"provider", "model"}
+}
+"""Version 1.2: tokens bought by the million from a hosted model."""
+
+TOKEN_PRICE_FIELDS: Final[Mapping[str, FieldSpec]] = {
+    "provider": FieldSpec("text", required=True),
+    "model": FieldSpec("text", required=True),
+}
+
+TOKEN_PRICE_KEYS: Final = ("usd_per_million_tokens", "usd_per_million_input_tokens")
+"""Fields a ``token_price`` reference supplies where the option does not give them."""
+
+ASSUMPTION_FIELDS: Final[Mapping[str, FieldSpec]] = {
+    "assumption": FieldSpec("text", required=True),
+}
+"""Version 1.2: ``{"assumption": "KEY"}``, a number of a dedicated or on-prem option (and
+``gpu_mtbf_hours``) taken from the deployment's table of sourced figures."""
+
+ASSUMPTION_OPTION_TYPES: Final = ("dedicated", "on_prem")
+"""The option types whose number fields may be written as an assumption (besides
+``gpu_mtbf_hours`` on every GPU option)."""
+
 REQUIRED_UNLESS_REFERENCED: Final[Mapping[str, tuple[str, ...]]] = {
+    "api": ("usd_per_million_tokens",),
     "cloud": ("usd_per_gpu_hour",),
     "dedicated": ("usd_per_server_month",),
     "on_prem": ("capex_usd_per_server", "server_kw"),
@@ -251,6 +320,7 @@ OPTION_TYPE_FIELDS: Final[Mapping[str, Mapping[str, FieldSpec]]] = {
     "cloud": CLOUD_FIELDS,
     "dedicated": DEDICATED_FIELDS,
     "on_prem": ON_PREM_FIELDS,
+    "api": API_FIELDS,
 }
 
 # --- simulation --------------------------------------------------------------------------------
@@ -265,6 +335,7 @@ SIMULATED_QUANTITIES: Final = (
     "cloud_price_change_per_year",
     "usd_per_kwh_multiplier",
     "interruption_overhead",
+    "api_price_change_per_year",  # version 1.2 (last: the streams before it keep their numbers)
 )
 """The uncertain quantities a ``simulation`` may give a distribution for: the one list of them.
 
@@ -276,6 +347,7 @@ SIMULATED_CLIP_LOW: Final[Mapping[str, float]] = {
     "cloud_price_change_per_year": -0.99,
     "usd_per_kwh_multiplier": 0.0,
     "interruption_overhead": 0.0,
+    "api_price_change_per_year": -0.99,
 }
 """Lower bound each drawn value is clipped to (the contract's "clipped at ≥ …")."""
 

@@ -1,4 +1,5 @@
-"""Sizing sweeps: the `sizing` section of scenario-format.md (version 1.1).
+"""Sizing sweeps: the `sizing` section of scenario-format.md (version 1.1; ``api`` options, version
+1.2, cannot be swept).
 
 A sweep prices one option at many sizes (a committed cloud option's ``committed_gpus``, a
 dedicated or on-prem option's ``servers``) and picks the ``best`` size by its objective: the NPV
@@ -49,11 +50,17 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import montecarlo, schema
-from .cloud import CloudRates, cloud_path_costs
-from .core import Futures, OptionPlan, Plan, _option_plan
-from .dedicated import DedicatedRates, dedicated_path_costs
+from .cloud import CloudRates
+from .core import (
+    Futures,
+    OptionPlan,
+    Plan,
+    _option_plan,
+    gpu_option_path_costs,
+    supply_bound,
+    supply_on_paths,
+)
 from .finance import renewal_factor, single_term, trend_factor
-from .on_prem import on_prem_path_costs
 from .payload import arrays_pack, arrays_unpack
 
 Array = NDArray[np.float64]
@@ -320,6 +327,8 @@ def candidate_plans(plan: Plan, sweep: Sweep) -> list[OptionPlan]:
             plan.hours_per_month,
             egress_tb,
             list(base.warnings),
+            supply=base.supply,
+            goodput=base.goodput,
         )
         for size in sweep.candidates
     ]
@@ -336,15 +345,13 @@ class CandidateCosts:
 
 def shared_inputs(
     plan: Plan, option: OptionPlan, futures: Futures, n_paths: int
-) -> tuple[Array, Array | None]:
-    """What every candidate of a sweep of ``option`` shares on these futures: the busy GPU-hours
-    per path and month, ``(n, H + 1)`` [GPU-h/month], as :func:`costapp.tco.core.option_path_costs`
-    makes them; and, for a committed option renewed within the horizon at a simulated price
-    change, the committed rate's renewal factor ``(n, H + 1)`` (else None)."""
-    busy = option.busy_with_month_zero[np.newaxis, :]
-    if futures.demand_multiplier is not None:
-        busy = futures.demand_multiplier[:, np.newaxis] * busy
-    busy = np.broadcast_to(busy, (n_paths, plan.horizon_months + 1))
+) -> tuple[Array, Array, Array | None]:
+    """What every candidate of a sweep of ``option`` shares on these futures: ``busy_o`` and
+    ``supply_o`` per path and month, ``(n, H + 1)`` [GPU-h/month], as
+    :func:`costapp.tco.core.option_path_costs` makes them; and, for a committed option renewed
+    within the horizon at a simulated price change, the committed rate's renewal factor
+    ``(n, H + 1)`` (else None)."""
+    busy, supply = supply_on_paths(option, futures.demand_multiplier, n_paths, plan.horizon_months)
     renewal = None
     rates = option.rates
     c = futures.cloud_price_change_per_year
@@ -355,7 +362,7 @@ def shared_inputs(
         and not single_term(rates.term_months, plan.horizon_months)
     ):
         renewal = renewal_factor(c, rates.term_months, plan.horizon_months)
-    return busy, renewal
+    return busy, supply, renewal
 
 
 def candidate_path_costs(
@@ -363,39 +370,25 @@ def candidate_path_costs(
     option: OptionPlan,
     futures: Futures,
     busy_gpu_hours: Array,
+    supply_gpu_hours: Array,
     *,
     cloud_trend: Array | None,
-    multiplier_bound: float,
+    bound: float,
     renewal: Array | None,
 ) -> tuple[dict[str, Array], Array]:
     """One candidate's path-dependent categories and shortfall, by the same calls
-    :func:`costapp.tco.core.option_path_costs` makes, on the shared ``busy_gpu_hours``."""
-    busy_bound = multiplier_bound * option.busy_abs_max_gpu_hours
-    rates = option.rates
-    if isinstance(rates, CloudRates):
-        return cloud_path_costs(
-            rates,
-            busy_gpu_hours,
-            option.peak_with_month_zero,
-            plan.hours_per_month,
-            plan.horizon_months,
-            futures.cloud_price_change_per_year,
-            futures.interruption_overhead,
-            trend=option.trend if cloud_trend is None else cloud_trend,
-            busy_bound_gpu_hours=busy_bound,
-            renewal=renewal,
-        )
-    if isinstance(rates, DedicatedRates):
-        return dedicated_path_costs(
-            rates, busy_gpu_hours, plan.hours_per_month, busy_bound_gpu_hours=busy_bound
-        )
-    return on_prem_path_costs(
-        rates,
+    :func:`costapp.tco.core.option_path_costs` makes, on the shared ``busy_o`` and ``supply_o``
+    (``bound``: :func:`costapp.tco.core.supply_bound` of them)."""
+    return gpu_option_path_costs(
+        option,
+        futures,
         busy_gpu_hours,
+        supply_gpu_hours,
         plan.hours_per_month,
         plan.horizon_months,
-        futures.usd_per_kwh_multiplier,
-        busy_bound_gpu_hours=busy_bound,
+        cloud_trend=cloud_trend,
+        supply_bound=bound,
+        renewal=renewal,
     )
 
 
@@ -423,15 +416,17 @@ def candidates_cost(
     horizon = plan.horizon_months
     monthly = np.empty((len(candidates), n_paths, horizon + 1))
     shortfall = np.empty((len(candidates), n_paths))
-    busy, renewal = shared_inputs(plan, candidates[0], futures, n_paths)
+    busy, supply, renewal = shared_inputs(plan, candidates[0], futures, n_paths)
+    bound = supply_bound(candidates[0], supply, multiplier_bound)
     for c, option in enumerate(candidates):
         costs, option_shortfall = candidate_path_costs(
             plan,
             option,
             futures,
             busy,
+            supply,
             cloud_trend=cloud_trend,
-            multiplier_bound=multiplier_bound,
+            bound=bound,
             renewal=renewal,
         )
         parts = list(costs.values())

@@ -51,6 +51,7 @@ class OfferPrices(TypedDict, total=False):
     spot: float
     commit_1y: float
     commit_3y: float
+    commit_5y: float  # version 1.2
 
 
 class PriceStanding(TypedDict):
@@ -123,3 +124,25 @@ class PurchaseQuoteTerms(TypedDict):
     lead_time_months: int
     support_fraction_per_year: float
     standing: NotRequired[QuoteStanding]
+
+
+class TokenPriceTerms(TypedDict):
+    """A hosted model's published prices (version 1.2), for an ``api`` option's ``token_price``.
+
+    ``usd_per_million_tokens`` [USD per 1e6 generated tokens], ``usd_per_million_input_tokens``
+    [USD per 1e6 prompt tokens]; ``None`` where the catalog has no such price.
+    """
+
+    usd_per_million_tokens: float | None
+    usd_per_million_input_tokens: float | None
+
+
+class AssumptionFigure(TypedDict):
+    """One sourced figure of the deployment's table (version 1.2), for ``{"assumption": KEY}``.
+
+    ``field``: the option field it fills (``gpu_mtbf_hours``, ``capex_usd_per_server`` …);
+    ``value``: the number, in that field's unit.
+    """
+
+    field: str
+    value: float

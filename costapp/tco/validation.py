@@ -169,6 +169,12 @@ class Checker(ReferenceRules):
             self.training(v, filled, path, gpu, figures)
         elif kind == "inference":
             self.inference(v, filled, path, gpu, figures)
+            if v["min_replicas"] is None and isinstance(filled["name"], str):
+                self.warnings.append(
+                    f'Workload "{filled["name"]}": min_replicas is not given, so its figures '
+                    "count one resident replica held in every active month (version 1.2); "
+                    'set "min_replicas": 0 for the version 1.1 figure.'
+                )
         if any(item is INVALID for item in filled.values()) or not given(kind):
             return None
         return filled
@@ -213,8 +219,14 @@ class Checker(ReferenceRules):
         if flops is None:
             if given(params) and given(tokens):
                 flops = training_flops_per_run(params, tokens)
-                if math.isfinite(flops):
+                if math.isfinite(flops) and flops <= schema.MAX_FLOPS_PER_RUN:
                     filled["flops_per_run"] = flops
+                elif math.isfinite(flops):
+                    filled["flops_per_run"] = self.error(
+                        join_path(path, "flops_per_run"),
+                        f"6 × params_billion × tokens_billion ({flops:.3g}) must be ≤ "
+                        f"{show(schema.MAX_FLOPS_PER_RUN)}",
+                    )
                 else:
                     filled["flops_per_run"] = self.error(
                         join_path(path, "flops_per_run"),
@@ -317,7 +329,15 @@ class Checker(ReferenceRules):
             return None
         if kind == "cloud":
             return self.cloud(raw, path, months, default_gpu)
+        if kind == "api":
+            return self.api(raw, path)
         table = {**common, **schema.OPTION_TYPE_FIELDS[kind]}
+        numbers = [
+            name
+            for name, spec in table.items()
+            if spec.kind in ("number", "whole") and name != "quote"
+        ]
+        raw, failed = self.assumptions(raw, path, numbers)
         self.keys(
             raw,
             table,
@@ -325,6 +345,8 @@ class Checker(ReferenceRules):
             elsewhere([*OPTION_OWNERS, *BILLING_OWNERS], with_article(f"{kind} option")),
         )
         v = {"type": kind, **self.fields(raw, table, path, skip=("type",))}
+        for name in failed:
+            v[name] = INVALID
         quotes: Mapping[int, Mapping[str, object]] | None
         if kind == "dedicated":
             quotes = None if self.catalog is None else self.catalog.dedicated_quotes
@@ -383,9 +405,12 @@ class Checker(ReferenceRules):
         else:
             table = {**base, **schema.BILLING_FIELDS[billing]}
             misplaced.update(elsewhere(BILLING_OWNERS, f"{billing} billing"))
+        raw, failed = self.assumptions(raw, path, ["gpu_mtbf_hours"])
         self.keys(raw, table, path, misplaced)
         v = {"type": "cloud", **self.fields(raw, table, path, skip=("type", "billing"))}
         v["billing"] = billing
+        for name in failed:
+            v[name] = INVALID
 
         offer = self.offer(v, path)
         self.option_gpu(v, path, default_gpu)
@@ -407,8 +432,26 @@ class Checker(ReferenceRules):
             "egress_usd_per_gb",
             "egress_tiers",
             "offer",
+            "gpu_mtbf_hours",
         ]
         return {name: default(v, table, name) for name in ordered}
+
+    # --- api (version 1.2) ---------------------------------------------------------------------
+
+    def api(self, raw: Mapping[Any, Any], path: str) -> dict[str, Any] | None:
+        """Check and normalise one ``api`` option: no ``gpu``, ``throughput_factor``,
+        ``gpu_mtbf_hours`` or egress field; its prices given or from ``token_price``."""
+        table = {**schema.API_COMMON_FIELDS, **schema.API_FIELDS}
+        misplaced = elsewhere(
+            [*schema.OPTION_COMMON_FIELDS, *OPTION_OWNERS, *BILLING_OWNERS], "an api option"
+        )
+        self.keys(raw, table, path, misplaced)
+        v = {"type": "api", **self.fields(raw, table, path, skip=("type",))}
+        self.token_price(v, table, path)
+        filled = {name: default(v, table, name) for name in table}
+        if any(item is INVALID for item in filled.values()):
+            return None
+        return filled
 
     # --- simulation ----------------------------------------------------------------------------
 

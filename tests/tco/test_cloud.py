@@ -112,7 +112,7 @@ def test_overflow_without_an_on_demand_rate_is_a_scenario_error():
     )
     with pytest.raises(ScenarioError) as caught:
         plan_build(inputs, gpu_figures())
-    assert [e.field for e in caught.value.errors] == ["options[1].on_demand_usd_per_gpu_hour"]
+    assert [e.field for e in caught.value.errors] == ["options[1].committed_gpus"]
 
 
 def test_overflow_without_an_on_demand_rate_is_shortfall_on_a_path():

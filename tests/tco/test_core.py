@@ -44,7 +44,12 @@ def test_many_paths_at_once_equal_one_path_at_a_time(name):
     assert together.breakdown_usd.shape == (len(plan.options), 13, n, plan.horizon_months + 1)
     for p in range(n):
         one = Futures(
-            **{f.name: getattr(futures, f.name)[p : p + 1] for f in dataclasses.fields(futures)}
+            **{
+                f.name: None
+                if getattr(futures, f.name) is None
+                else getattr(futures, f.name)[p : p + 1]
+                for f in dataclasses.fields(futures)
+            }
         )
         alone = plan_cost(plan, one, 1)
         np.testing.assert_allclose(alone.monthly_usd[:, 0], together.monthly_usd[:, p], rtol=1e-13)

@@ -21,6 +21,7 @@ TOP_LEVEL = [
     "gpus",
     "warnings",
     "engine_version",
+    "sources",
 ]
 PER_OPTION = [
     "name",
@@ -40,6 +41,8 @@ PER_OPTION = [
     "savings_vs_baseline_pct",
     "break_even_month",
     "break_even_utilization",
+    "all_in_usd_per_million_tokens",
+    "goodput",
     "warnings",
 ]
 MONTE_CARLO = [

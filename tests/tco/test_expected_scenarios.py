@@ -1,7 +1,8 @@
 """The shipped scenarios give every figure of their independently computed expected files.
 
-Money and hours to 1e-6 relative, break-even utilization to 1e-4 relative, names, booleans,
-nulls and sizes (a sweep's candidates and best) exactly. The expected files are never regenerated
+Every per-option figure to 1e-6 relative (monthly and cumulative costs month by month, each
+category of the breakdown), names, booleans, nulls and sizes (a sweep's candidates and best)
+exactly; ``sources`` is empty (the engine alone, without a catalog). The expected files are never regenerated
 from this engine.
 """
 
@@ -17,7 +18,6 @@ from costapp.tco.engine import simulate
 from .helpers import expected, gpu_figures, scenario, scenario_names
 
 RELATIVE = 1e-6
-BREAK_EVEN_UTILIZATION_RELATIVE = 1e-4
 
 
 def assert_figure(actual: Any, wanted: Any, where: str, relative: float = RELATIVE) -> None:
@@ -47,11 +47,15 @@ def figures(name: str) -> list[tuple[str, Any, Any, float]]:
             if key == "breakdown_usd":
                 assert list(got[key]) == list(value), where
                 rows.extend((f"{where}.{c}", got[key][c], v, RELATIVE) for c, v in value.items())
-            else:
-                tolerance = (
-                    BREAK_EVEN_UTILIZATION_RELATIVE if key == "break_even_utilization" else RELATIVE
+            elif isinstance(value, list):
+                assert len(got[key]) == len(value), where
+                rows.extend(
+                    (f"{where}[{m}]", a, w, RELATIVE)
+                    for m, (a, w) in enumerate(zip(got[key], value, strict=True))
                 )
-                rows.append((where, got[key], value, tolerance))
+            else:
+                rows.append((where, got[key], value, RELATIVE))
+    assert result["sources"] == want["sources"] == [], f"{name}.sources"
     assert ("sizing" in result) == ("sizing" in want), f"{name}.sizing"
     assert len(result.get("sizing", [])) == len(want.get("sizing", [])), f"{name}.sizing"
     for i, (got, wanted) in enumerate(
@@ -86,13 +90,14 @@ def test_every_expected_figure_of_the_scenario_is_reproduced(name: str) -> None:
     assert not failures, "\n".join(failures)
 
 
-def test_all_seven_scenarios_are_shipped_with_expected_figures() -> None:
+def test_all_eight_scenarios_are_shipped_with_expected_figures() -> None:
     assert scenario_names() == [
         "commitments-and-capacity",
         "cross-gpu-70b",
         "egress-heavy-inference",
         "h100-fleet-buy-vs-rent",
         "llm-train-and-serve",
+        "serve-70b-host-or-api",
         "size-the-fleet",
         "uncertain-h100-fleet",
     ]

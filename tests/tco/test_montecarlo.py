@@ -165,6 +165,7 @@ def test_draws_are_clipped_as_the_contract_says():
         "cloud_price_change_per_year": {"dist": "normal", "mean": -1.5, "sd": 0.5},
         "usd_per_kwh_multiplier": {"dist": "uniform", "low": -1.0, "high": 0.5},
         "interruption_overhead": {"dist": "triangular", "low": -0.5, "mode": 0.0, "high": 0.2},
+        "api_price_change_per_year": {"dist": "normal", "mean": -1.5, "sd": 0.5},
     }
     values = {
         name: np.concatenate([mc.block_draws(sim, b)[name] for b in range(3)])

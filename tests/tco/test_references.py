@@ -78,11 +78,11 @@ def test_explicit_fields_win_over_what_the_offer_supplies():
     assert option["egress_usd_per_gb"] == 0.02 and option["egress_tiers"] is None
 
 
-def test_a_committed_term_other_than_one_or_three_years_needs_an_explicit_price():
+def test_a_committed_term_other_than_one_three_or_five_years_needs_an_explicit_price():
     assert problems(offer_option(billing="committed", term_months=24), CATALOG) == [
         (
             "options[0].usd_per_gpu_hour",
-            "is required for a 24-month term: the offer has committed prices for 12- and 36-month terms only",
+            "is required for a 24-month term: the offer has committed prices for 12-, 36- and 60-month terms only",
         )
     ]
     option = ok(offer_option(billing="committed", term_months=24, usd_per_gpu_hour=4.2), CATALOG)

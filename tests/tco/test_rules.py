@@ -178,7 +178,11 @@ def test_other_numbers_become_floats_and_whole_number_fields_become_ints():
             "workloads[0].type",
             "must be one of steady, training, inference",
         ),
-        (with_option(type="lease"), "options[0].type", "must be one of cloud, dedicated, on_prem"),
+        (
+            with_option(type="lease"),
+            "options[0].type",
+            "must be one of cloud, dedicated, on_prem, api",
+        ),
         (
             cloud(billing="reserved"),
             "options[0].billing",

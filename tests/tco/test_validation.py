@@ -365,6 +365,7 @@ def test_an_absent_per_gpu_rate_is_estimated_with_a_warning_naming_the_workload_
         "gpu": "h100-sxm",
         "tokens_per_second": 6000,
         "params_billion": 70,
+        "min_replicas": 1,
     }
     result = ok(doc(workloads=[inference]))
     value = result.document["workloads"][0]["tokens_per_second_per_gpu"]
@@ -392,11 +393,28 @@ def test_a_given_per_gpu_rate_is_kept_without_a_warning():
         "name": "chat",
         "tokens_per_second": 6000,
         "tokens_per_second_per_gpu": 900,
+        "min_replicas": 1,
     }
     result = ok(doc(workloads=[inference]))
     workload = result.document["workloads"][0]
     assert workload["tokens_per_second_per_gpu"] == 900.0 and workload["params_billion"] is None
     assert result.warnings == []
+
+
+def test_an_inference_workload_without_min_replicas_warns_that_one_replica_is_now_counted():
+    inference = {
+        "type": "inference",
+        "name": "chat",
+        "tokens_per_second": 6000,
+        "tokens_per_second_per_gpu": 900,
+    }
+    result = ok(doc(workloads=[inference]))
+    assert result.document["workloads"][0]["min_replicas"] == 1
+    [warning] = result.warnings
+    assert '"chat"' in warning and "one resident replica" in warning
+    assert '"min_replicas": 0' in warning and "1.1" in warning
+    # fed back in, the normalised document states min_replicas: no warning
+    assert ok(result.document).warnings == []
 
 
 # --- defaults and the normalised shape --------------------------------------------------------
@@ -441,6 +459,8 @@ def test_every_workload_type_gets_all_its_fields_with_defaults():
         "mfu": 0.4,
         "precision": "bf16",
         "cluster_gpus": None,
+        "checkpoint_hours": 0.0,
+        "restart_hours": 0.0,
     }
     assert inference == {
         "type": "inference",
@@ -450,6 +470,8 @@ def test_every_workload_type_gets_all_its_fields_with_defaults():
         "peak_to_average": 1.0,
         "tokens_per_second_per_gpu": 5.0,
         "params_billion": None,
+        "input_tokens_per_output_token": 0.0,
+        "min_replicas": 1,
     }
     for workload in (steady, training, inference):
         assert list(workload)[:2] == ["type", "name"]
@@ -469,6 +491,7 @@ def test_every_cloud_billing_gets_all_its_fields_with_defaults():
         "egress_usd_per_gb": None,
         "egress_tiers": None,
         "offer": None,
+        "gpu_mtbf_hours": None,
     }
     assert on_demand == {
         "type": "cloud",
@@ -517,6 +540,7 @@ def test_a_dedicated_option_gets_all_its_fields_with_defaults():
         "included_egress_tb": 0.0,
         "overage_usd_per_tb": 0.0,
         "burst_usd_per_gpu_hour": None,
+        "gpu_mtbf_hours": None,
         "quote": None,
     }
 
@@ -544,6 +568,7 @@ def test_an_on_prem_option_gets_all_its_fields_with_defaults():
         "residual_fraction": 0.0,
         "egress_usd_per_tb": 0.0,
         "financing": None,
+        "gpu_mtbf_hours": None,
         "quote": None,
     }
 

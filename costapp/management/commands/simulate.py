@@ -81,6 +81,8 @@ def render_table(result: dict[str, Any]) -> str:
         "savings %",
         "break-even mo",
         "utilization",
+        "USD/M tokens",
+        "goodput",
         "feasible",
     ]
     rows = []
@@ -89,13 +91,15 @@ def render_table(result: dict[str, Any]) -> str:
             [
                 _text(option["name"]),
                 option["type"],
-                _text(option["gpu"]),
+                "-" if option["gpu"] is None else _text(option["gpu"]),
                 _money(option["total_usd"]),
                 _money(option["npv_usd"]),
                 _number(option["usd_per_busy_gpu_hour"], ".2f"),
                 _number(option["savings_vs_baseline_pct"], ".1f"),
                 _number(option["break_even_month"], ".1f"),
                 _number(option["average_utilization"], ".0%"),
+                _number(option.get("all_in_usd_per_million_tokens"), ".2f"),
+                _number(option.get("goodput"), ".1%"),
                 "yes" if option["feasible"] else "NO",
             ]
         )
