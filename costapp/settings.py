@@ -137,6 +137,13 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
+# Password guessing (accounts/guessing.py): past this many failed sign-ins in the window, for one
+# account or from one address, every attempt is refused (429, Retry-After) until the window passes.
+AUTHENTICATION_BACKENDS = ["accounts.backends.LimitedModelBackend"]
+SIGN_IN_FAILURES_PER_ACCOUNT = env.int("SIGN_IN_FAILURES_PER_ACCOUNT", default=10)
+SIGN_IN_FAILURES_PER_ADDRESS = env.int("SIGN_IN_FAILURES_PER_ADDRESS", default=50)
+SIGN_IN_WINDOW_SECONDS = env.int("SIGN_IN_WINDOW_SECONDS", default=15 * 60)
+
 # Security: production settings pass `manage.py check --deploy`.
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=not DEBUG)

@@ -39,7 +39,7 @@ urlpatterns = [
     ),
     path("", include("hardware.urls")),
     path("tokens/", account_views.tokens, name="tokens"),
-    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("login/", account_views.SignInView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("api/v1/auth/", include("accounts.urls")),

@@ -51,6 +51,16 @@ def pytest_runtest_makereport(item, call):
         report.longrepr = f"skipped tests fail under GPU_TCO_NO_SKIP: {reason}"
 
 
+@pytest.fixture(autouse=True)
+def sign_in_failures_forgotten():
+    """Every test starts with no failed sign-in counted (the test client's address is the same
+    in every test, and the cache outlives a test)."""
+    yield
+    from accounts import guessing
+
+    guessing.forget_all()
+
+
 @pytest.fixture
 def catalog_gpus(db):
     """The GPU table loaded into the test database."""
