@@ -6,7 +6,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 
@@ -26,13 +26,13 @@ class LimitedModelBackend(ModelBackend):
     """``ModelBackend``, refusing without hashing when the account or the address has failed too
     often (``PermissionDenied`` stops ``authenticate`` at once)."""
 
-    def authenticate(
+    def authenticate(  # type: ignore[override]
         self,
         request: HttpRequest | None,
         username: str | None = None,
         password: str | None = None,
         **kwargs: Any,
-    ) -> AbstractBaseUser | None:
+    ) -> User | None:
         if username is None:
             username = kwargs.get(get_user_model().USERNAME_FIELD)
         if username is None or password is None:
