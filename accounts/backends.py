@@ -26,7 +26,7 @@ class LimitedModelBackend(ModelBackend):
     """``ModelBackend``, refusing without hashing when the account or the address has failed too
     often (``PermissionDenied`` stops ``authenticate`` at once)."""
 
-    def authenticate(  # type: ignore[override]
+    def authenticate(
         self,
         request: HttpRequest | None,
         username: str | None = None,
