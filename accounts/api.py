@@ -39,7 +39,6 @@ class TokenViewSet(mixins.ListModelMixin, mixins.DestroyModelMixin, viewsets.Gen
     lookup_field = "token_key"
     lookup_url_kwarg = "id"
     lookup_value_regex = "[^/]+"
-    filter_backends: list = []
 
     def get_permissions(self) -> list[BasePermission]:
         if self.action == "create":

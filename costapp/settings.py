@@ -59,6 +59,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Under /api/: a body over the limit 413, NUL in the path or the query 400, every 4xx in the
+    # API's error format.
+    "costapp.api.guards.ApiGuardMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -242,7 +245,10 @@ CELERY_BEAT_SCHEDULE["runs-requeue-stale"] = {
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    # An unknown query parameter on a list is a 400 naming it.
+    "DEFAULT_FILTER_BACKENDS": ["hardware.filtersets.StrictFilterBackend"],
+    # JSON only, read strictly (duplicate keys, NaN, depth, NUL and lone surrogates refused).
+    "DEFAULT_PARSER_CLASSES": ["costapp.api.parsers.StrictJSONParser"],
     # Token first: an anonymous request gets 401 with `WWW-Authenticate: Token`.
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "accounts.auth.TokenAuthentication",

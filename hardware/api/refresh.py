@@ -14,6 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts.permissions import AdminPermission, CatalogPermission
+from hardware.filtersets import StrictFilterBackend
 from hardware.models import MONEY, RefreshRun
 from hardware.price_changes import PriceChange, price_changes
 from hardware.refresh import (
@@ -145,7 +146,8 @@ class PriceChangesView(generics.ListAPIView):
 
     permission_classes = [CatalogPermission]
     serializer_class = PriceChangeSerializer
-    filter_backends: list = []
+    filter_backends = [StrictFilterBackend]
+    query_params_extra = ("since",)
 
     def get_queryset(self) -> list[PriceChange]:  # type: ignore[override]
         raw = self.request.query_params.get("since", "")
