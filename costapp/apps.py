@@ -9,3 +9,7 @@ class CostappConfig(AppConfig):
 
     def ready(self) -> None:
         from costapp import checks  # noqa: F401 (registers the start-up checks)
+        from costapp.catalog_references import scenarios_referring
+        from hardware.references import checker_register
+
+        checker_register(scenarios_referring)  # slugs saved scenarios name are not renamed

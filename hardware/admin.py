@@ -26,11 +26,13 @@ from .models import (
     RefreshRun,
     Region,
 )
+from .references import SlugRenameCheckedForm
 from .refresh import RefreshError, refresh_run_approve, refresh_run_diff, refresh_run_discard
 
 
 @admin.register(GpuModel)
 class GpuModelAdmin(admin.ModelAdmin):
+    form = SlugRenameCheckedForm
     list_display = ("slug", "name", "vendor", "memory_gb", "bf16_dense_tflops", "tdp_w")
     list_filter = ("vendor", "form_factor")
     search_fields = ("slug", "name", "vendor")
@@ -38,6 +40,7 @@ class GpuModelAdmin(admin.ModelAdmin):
 
 @admin.register(Provider)
 class ProviderAdmin(admin.ModelAdmin):
+    form = SlugRenameCheckedForm
     list_display = ("slug", "name", "kind", "website", "egress_note")
     list_filter = ("kind",)
     search_fields = ("slug", "name")

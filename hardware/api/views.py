@@ -22,7 +22,7 @@ from rest_framework.response import Response
 
 from accounts.permissions import CatalogPermission
 
-from .. import filtersets, selectors
+from .. import filtersets, references, selectors
 from ..models import (
     DedicatedQuote,
     EgressTier,
@@ -67,6 +67,12 @@ class CatalogViewSet(viewsets.ModelViewSet):
             serializer.save()
 
     def perform_update(self, serializer: serializers.BaseSerializer) -> None:
+        if "slug" in serializer.validated_data and serializer.instance is not None:
+            refusal = references.slug_rename_refusal(
+                serializer.instance, serializer.validated_data["slug"]
+            )
+            if refusal is not None:
+                raise exceptions.ValidationError({"slug": [refusal]})
         with transaction.atomic():
             serializer.save()
 
