@@ -62,6 +62,8 @@ MIDDLEWARE = [
     # Under /api/: a body over the limit 413, NUL in the path or the query 400, every 4xx in the
     # API's error format.
     "costapp.api.guards.ApiGuardMiddleware",
+    # Scripts from the site alone, no inline script (costapp/csp.py).
+    "costapp.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
