@@ -293,6 +293,12 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     # Requests and responses differ (related objects: a slug in, a brief object out).
     "COMPONENT_SPLIT_REQUEST": True,
+    # The error envelope on every operation; the scenario and result documents typed.
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "accounts.schema.error_responses_hook",
+        "costapp.openapi.documents_hook",
+    ],
     # Swagger UI and Redoc from the project's own static files (no CDN).
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

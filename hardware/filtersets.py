@@ -12,6 +12,7 @@ from django import forms
 from django.db.models import Model, Q, QuerySet
 from django_filters.rest_framework import DjangoFilterBackend  # type: ignore[import-untyped]
 from rest_framework.exceptions import ValidationError
+from rest_framework.filters import BaseFilterBackend
 from rest_framework.settings import api_settings
 
 from .models import (
@@ -233,6 +234,18 @@ class StrictFilterBackend(DjangoFilterBackend):
         filterset_class = self.get_filterset_class(view, queryset)
         query_params_refuse_unknown(request, query_params_known(view, filterset_class))
         return super().filter_queryset(request, queryset, view)
+
+
+class StrictQueryBackend(BaseFilterBackend):
+    """The same refusal of unknown query parameters, for a list that is no queryset (it filters
+    nothing itself): it takes ``page``, ``page_size``, ``format`` and ``query_params_extra``."""
+
+    def filter_queryset(self, request: Any, queryset: Any, view: Any) -> Any:
+        query_params_refuse_unknown(request, query_params_known(view, None))
+        return queryset
+
+    def get_schema_operation_parameters(self, view: Any) -> list:
+        return []  # the view documents its own parameters
 
 
 def query_params_refuse_unknown(request: Any, known: set[str]) -> None:

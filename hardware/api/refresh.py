@@ -14,7 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts.permissions import AdminPermission, CatalogPermission
-from hardware.filtersets import StrictFilterBackend
+from hardware.filtersets import StrictQueryBackend
 from hardware.models import MONEY, RefreshRun
 from hardware.price_changes import PriceChange, price_changes
 from hardware.refresh import (
@@ -146,7 +146,7 @@ class PriceChangesView(generics.ListAPIView):
 
     permission_classes = [CatalogPermission]
     serializer_class = PriceChangeSerializer
-    filter_backends = [StrictFilterBackend]
+    filter_backends = [StrictQueryBackend]
     query_params_extra = ("since",)
 
     def get_queryset(self) -> list[PriceChange]:  # type: ignore[override]
