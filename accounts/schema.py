@@ -55,7 +55,8 @@ ERROR_STATUSES = {
 def _statuses(path: str, method: str, operation: dict[str, Any]) -> list[str]:
     """The error statuses ``operation`` may answer."""
     statuses = ["400", "401", "403", "406", "429"]
-    if "{" in path:
+    pages = any(param.get("name") == "page" for param in operation.get("parameters", []))
+    if "{" in path or pages:  # a page past the last is a 404 too
         statuses.append("404")
     if "requestBody" in operation:
         statuses += ["413", "415"]
