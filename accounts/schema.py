@@ -21,6 +21,7 @@ ERROR_ENVELOPE = {
     "properties": {
         "errors": {
             "type": "array",
+            "description": "every problem found, in the order met",
             "items": {
                 "type": "object",
                 "properties": {

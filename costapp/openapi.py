@@ -40,6 +40,8 @@ def field_schema(spec: FieldSpec, nested: dict[str, Any] | None = None) -> dict[
         out = nested or {"type": "object"}
     if spec.default is not None:
         out["default"] = spec.default
+    unit = " [unit as docs/scenario-format.md gives it]" if spec.kind in ("whole", "number") else ""
+    out.setdefault("description", f"{spec.kind}{' (required)' if spec.required else ''}{unit}")
     return out
 
 
@@ -95,11 +97,18 @@ RESULT_DOCUMENT = {
     "description": 'a result document (docs/scenario-format.md, "Result"): every option priced'
     " month by month, with the inputs used",
     "properties": {
-        "format_version": {"type": "string"},
-        "engine_version": {"type": "string"},
-        "inputs": {"$ref": f"{REF}ScenarioDocument"},
-        "options": {"type": "array", "items": {"type": "object"}},
-        "warnings": {"type": "array", "items": {}},
+        "format_version": {"type": "string", "description": "the format's version"},
+        "engine_version": {"type": "string", "description": "the engine's version"},
+        "inputs": {
+            "allOf": [{"$ref": f"{REF}ScenarioDocument"}],
+            "description": "the normalised document priced",
+        },
+        "options": {
+            "type": "array",
+            "items": {"type": "object"},
+            "description": "each option's figures",
+        },
+        "warnings": {"type": "array", "items": {}, "description": "what may not hold"},
     },
 }
 
