@@ -13,6 +13,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from . import selectors, services
+from .auth import TokenAuthentication
+from .backends import sign_in_refusal
+from .guessing import retry_after
 from .serializers import NewTokenSerializer, TokenCreateSerializer, TokenSerializer
 
 
@@ -36,7 +39,6 @@ class TokenViewSet(mixins.ListModelMixin, mixins.DestroyModelMixin, viewsets.Gen
     lookup_field = "token_key"
     lookup_url_kwarg = "id"
     lookup_value_regex = "[^/]+"
-    filter_backends: list = []
 
     def get_permissions(self) -> list[BasePermission]:
         if self.action == "create":
@@ -54,6 +56,10 @@ class TokenViewSet(mixins.ListModelMixin, mixins.DestroyModelMixin, viewsets.Gen
         responses={201: NewTokenSerializer},
     )
     def create(self, request: Request) -> Response:
+        if isinstance(request.successful_authenticator, TokenAuthentication):
+            raise exceptions.PermissionDenied(
+                "A token cannot make tokens: sign in, or send username and password without one."
+            )
         credentials = TokenCreateSerializer(data=request.data)
         credentials.is_valid(raise_exception=True)
         if "username" in credentials.validated_data:
@@ -62,6 +68,13 @@ class TokenViewSet(mixins.ListModelMixin, mixins.DestroyModelMixin, viewsets.Gen
                 username=credentials.validated_data["username"],
                 password=credentials.validated_data["password"],
             )
+            refusal = sign_in_refusal(request)
+            if refusal is not None:
+                raise exceptions.Throttled(
+                    wait=retry_after(refusal.wait),
+                    detail=f"Too many failed sign-ins for this account or address: try again in"
+                    f" {retry_after(refusal.wait)} seconds.",
+                )
             if user is None or not user.is_active:
                 raise exceptions.AuthenticationFailed("Wrong username or password.")
         elif isinstance(request.user, AbstractBaseUser) and request.user.is_authenticated:

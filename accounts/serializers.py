@@ -13,6 +13,7 @@ class TokenCreateSerializer(serializers.Serializer):
         required=False,
         max_length=4096,
         write_only=True,
+        trim_whitespace=False,
         style={"input_type": "password"},
         help_text="the user's password; leave out when signed in by session",
     )

@@ -17,3 +17,8 @@ class CostappConfig(AppConfig):
         # default a task runs in-process only when it is registered. By name, so that no module
         # imports the task module.
         import_module("costapp.runs.tasks")
+
+        from costapp.catalog_references import scenarios_referring
+        from hardware.references import checker_register
+
+        checker_register(scenarios_referring)  # slugs saved scenarios name are not renamed

@@ -59,6 +59,11 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Under /api/: a body over the limit 413, NUL in the path or the query 400, every 4xx in the
+    # API's error format.
+    "costapp.api.guards.ApiGuardMiddleware",
+    # Scripts from the site alone, no inline script (costapp/csp.py).
+    "costapp.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -136,6 +141,13 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
+
+# Password guessing (accounts/guessing.py): past this many failed sign-ins in the window, for one
+# account or from one address, every attempt is refused (429, Retry-After) until the window passes.
+AUTHENTICATION_BACKENDS = ["accounts.backends.LimitedModelBackend"]
+SIGN_IN_FAILURES_PER_ACCOUNT = env.int("SIGN_IN_FAILURES_PER_ACCOUNT", default=10)
+SIGN_IN_FAILURES_PER_ADDRESS = env.int("SIGN_IN_FAILURES_PER_ADDRESS", default=50)
+SIGN_IN_WINDOW_SECONDS = env.int("SIGN_IN_WINDOW_SECONDS", default=15 * 60)
 
 # Security: production settings pass `manage.py check --deploy`.
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
@@ -220,7 +232,10 @@ CELERY_BEAT_SCHEDULE["runs-requeue-stale"] = {
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    # An unknown query parameter on a list is a 400 naming it.
+    "DEFAULT_FILTER_BACKENDS": ["hardware.filtersets.StrictFilterBackend"],
+    # JSON only, read strictly (duplicate keys, NaN, depth, NUL and lone surrogates refused).
+    "DEFAULT_PARSER_CLASSES": ["costapp.api.parsers.StrictJSONParser"],
     # Token first: an anonymous request gets 401 with `WWW-Authenticate: Token`.
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "accounts.auth.TokenAuthentication",
@@ -263,6 +278,12 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     # Requests and responses differ (related objects: a slug in, a brief object out).
     "COMPONENT_SPLIT_REQUEST": True,
+    # The error envelope on every operation; the scenario and result documents typed.
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "accounts.schema.error_responses_hook",
+        "costapp.openapi.documents_hook",
+    ],
     # Swagger UI and Redoc from the project's own static files (no CDN).
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

@@ -3,7 +3,11 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from drf_spectacular.views import (
+    SpectacularAPIView,
+    SpectacularRedocView,
+    SpectacularSwaggerSplitView,
+)
 
 from accounts import views as account_views
 
@@ -41,14 +45,14 @@ urlpatterns = [
     ),
     path("", include("hardware.urls")),
     path("tokens/", account_views.tokens, name="tokens"),
-    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("login/", account_views.SignInView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("api/v1/auth/", include("accounts.urls")),
     path("api/v1/", include("hardware.api.urls")),
     path("api/v1/", include("costapp.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
+    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="swagger-ui"),
     path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="redoc"),
     # Last: whatever else is under /api/ answers 404 in the API's error format.
     re_path(r"^api/(?P<path>.*)$", api_not_found),

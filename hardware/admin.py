@@ -33,6 +33,7 @@ from .models import (
     Region,
     TokenPrice,
 )
+from .references import SlugRenameCheckedForm
 from .refresh import (
     CATALOG_MOVED,
     RefreshError,
@@ -46,6 +47,7 @@ from .selectors import egress_tiers_problem
 
 @admin.register(GpuModel)
 class GpuModelAdmin(admin.ModelAdmin):
+    form = SlugRenameCheckedForm
     list_display = ("slug", "name", "vendor", "memory_gb", "bf16_dense_tflops", "tdp_w")
     list_filter = ("vendor", "form_factor")
     search_fields = ("slug", "name", "vendor")
@@ -53,6 +55,7 @@ class GpuModelAdmin(admin.ModelAdmin):
 
 @admin.register(Provider)
 class ProviderAdmin(admin.ModelAdmin):
+    form = SlugRenameCheckedForm
     list_display = ("slug", "name", "kind", "website", "egress_note")
     list_filter = ("kind",)
     search_fields = ("slug", "name")

@@ -10,6 +10,10 @@ from typing import Any
 import django_filters
 from django import forms
 from django.db.models import Model, Q, QuerySet
+from django_filters.rest_framework import DjangoFilterBackend  # type: ignore[import-untyped]
+from rest_framework.exceptions import ValidationError
+from rest_framework.filters import BaseFilterBackend
+from rest_framework.settings import api_settings
 
 from .models import (
     MONEY,
@@ -62,8 +66,22 @@ class IntegerFilter(django_filters.NumberFilter):
     field_class = forms.IntegerField
 
 
+class OrderingChoiceField(django_filters.fields.ChoiceField):
+    """One name of an ``ordering`` list: an empty one (``?ordering=,``) is an error, not "any"."""
+
+    def validate(self, value: Any) -> None:
+        if value in self.empty_values:
+            raise forms.ValidationError(
+                "An empty name in the list (a stray comma?); give field names, - for descending.",
+                code="empty_ordering",
+            )
+        super().validate(value)
+
+
 class StableOrderingFilter(django_filters.OrderingFilter):
     """``?ordering=field`` or ``-field``; ties broken by a fixed order so pagination is stable."""
+
+    field_class = OrderingChoiceField
 
     def __init__(self, *args: Any, tie_break: tuple[str, ...] = ("pk",), **kwargs: Any) -> None:
         self.tie_break = tie_break
@@ -200,6 +218,58 @@ class PriceFilterSet(django_filters.FilterSet):
                 match |= Q(**{f"{field}__icontains": word})
             queryset = queryset.filter(match)
         return queryset
+
+
+# --- the API's filter backend
+
+
+class StrictFilterBackend(DjangoFilterBackend):
+    """django-filter's backend for the API, refusing query parameters the list does not take: an
+    unknown filter (``?gpu_model=``) is a 400 naming it, never silently ignored.
+
+    A list takes its FilterSet's filters, its paginator's ``page`` and ``page_size``, DRF's
+    ``format`` and the names in the view's ``query_params_extra`` (such as ``as_of``)."""
+
+    def filter_queryset(self, request: Any, queryset: Any, view: Any) -> Any:
+        filterset_class = self.get_filterset_class(view, queryset)
+        query_params_refuse_unknown(request, query_params_known(view, filterset_class))
+        return super().filter_queryset(request, queryset, view)
+
+
+class StrictQueryBackend(BaseFilterBackend):
+    """The same refusal of unknown query parameters, for a list that is no queryset (it filters
+    nothing itself): it takes ``page``, ``page_size``, ``format`` and ``query_params_extra``."""
+
+    def filter_queryset(self, request: Any, queryset: Any, view: Any) -> Any:
+        query_params_refuse_unknown(request, query_params_known(view, None))
+        return queryset
+
+    def get_schema_operation_parameters(self, view: Any) -> list:
+        return []  # the view documents its own parameters
+
+
+def query_params_refuse_unknown(request: Any, known: set[str]) -> None:
+    """400 naming each query parameter of ``request`` not in ``known``."""
+    unknown = [name for name in request.query_params if name not in known]
+    if unknown:
+        listed = ", ".join(sorted(known))
+        raise ValidationError(
+            {name: [f"unknown query parameter; this one takes: {listed}"] for name in unknown}
+        )
+
+
+def query_params_known(view: Any, filterset_class: Any) -> set[str]:
+    """The query parameters ``view`` takes (see :class:`StrictFilterBackend`)."""
+    known = {api_settings.URL_FORMAT_OVERRIDE, *getattr(view, "query_params_extra", ())}
+    if filterset_class is not None:
+        known.update(filterset_class.base_filters)
+    paginator = getattr(view, "paginator", None)
+    for attribute in ("page_query_param", "page_size_query_param"):
+        name = getattr(paginator, attribute, None)
+        if name:
+            known.add(name)
+    known.discard(None)
+    return known
 
 
 # --- the other catalog lists (docs/api.md: "other lists filter by their slugs and names the same

@@ -164,6 +164,16 @@ def _catalog_database(django_db_setup, django_db_blocker) -> _Catalog:
     return _CATALOG
 
 
+@pytest.fixture(autouse=True)
+def sign_in_failures_forgotten():
+    """Every test starts with no failed sign-in counted (the test client's address is the same
+    in every test, and the cache outlives a test)."""
+    yield
+    from accounts import guessing
+
+    guessing.forget_all()
+
+
 @pytest.fixture
 def catalog(_catalog_database, db) -> str:
     """The whole shipped catalog (GPU models, prices, egress tiers, demonstration quotes) in the

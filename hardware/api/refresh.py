@@ -14,6 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts.permissions import AdminPermission, CatalogPermission
+from hardware.filtersets import StrictQueryBackend
 from hardware.models import MONEY, RefreshRun, RefreshStatus
 from hardware.price_changes import PriceChange, price_changes
 from hardware.refresh import (
@@ -154,7 +155,8 @@ class PriceChangesView(generics.ListAPIView):
 
     permission_classes = [CatalogPermission]
     serializer_class = PriceChangeSerializer
-    filter_backends: list = []
+    filter_backends = [StrictQueryBackend]
+    query_params_extra = ("since",)
 
     def get_queryset(self) -> list[PriceChange]:  # type: ignore[override]
         raw = self.request.query_params.get("since", "")

@@ -22,7 +22,7 @@ from rest_framework.response import Response
 
 from accounts.permissions import CatalogPermission
 
-from .. import filtersets, selectors
+from .. import filtersets, references, selectors
 from ..models import (
     DedicatedQuote,
     EgressTier,
@@ -68,6 +68,12 @@ class CatalogViewSet(viewsets.ModelViewSet):
             serializer.save()
 
     def perform_update(self, serializer: serializers.BaseSerializer) -> None:
+        if "slug" in serializer.validated_data and serializer.instance is not None:
+            refusal = references.slug_rename_refusal(
+                serializer.instance, serializer.validated_data["slug"]
+            )
+            if refusal is not None:
+                raise exceptions.ValidationError({"slug": [refusal]})
         with transaction.atomic():
             serializer.save()
 
@@ -118,6 +124,7 @@ class GpuModelViewSet(CatalogViewSet):
     )
     @action(detail=True, methods=["get"], filter_backends=[], pagination_class=None)
     def cheapest(self, request: Request, slug: str | None = None) -> Response:
+        filtersets.query_params_refuse_unknown(request, {"as_of", "format"})
         gpu = self.get_object()
         as_of = as_of_param(request)
         rows = selectors.cheapest_price_rows(gpu=gpu, as_of=as_of)
@@ -165,6 +172,11 @@ class InstancePriceViewSet(CatalogViewSet):
     serializer_class = InstancePriceSerializer
     filterset_class = filtersets.PriceFilterSet
 
+    @property
+    def query_params_extra(self) -> tuple[str, ...]:
+        """``as_of`` on ``current/`` (the price history has no date to stand at)."""
+        return ("as_of",) if self.action == "current" else ()
+
     @extend_schema(
         summary="The latest price per offer, region and billing",
         parameters=[AS_OF],
@@ -191,6 +203,7 @@ class CurrentPricesExport(generics.GenericAPIView):
     queryset = InstancePrice.objects.select_related(*PRICE_RELATED)
     filterset_class = filtersets.PriceFilterSet
     pagination_class = None
+    query_params_extra = ("as_of",)
 
     @extend_schema(
         filters=True,

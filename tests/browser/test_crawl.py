@@ -1,6 +1,7 @@
 """Every page an admin reaches from the dashboard, in a real browser (headless Chromium), with a
-finished run and the comparison of two runs: no console error and no page error, no broken link,
-a label on every form control; and full-page screenshots of the main pages in
+finished run and the comparison of two runs: no console error and no page error (a script or
+style the Content-Security-Policy blocks is one), the policy's header on every page, no broken
+link, a label on every form control; and full-page screenshots of the main pages in
 ``artifacts/screenshots/``.
 
 The crawl follows the links of each page (same site; downloads and the API left out) and visits
@@ -14,6 +15,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.urls import Resolver404, resolve
 
+from costapp.csp import HEADER as CSP_HEADER
 from tests.browser.support import PASSWORD, SCREENSHOTS, finished_run, log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -84,6 +86,7 @@ def test_every_page_from_the_dashboard_is_clean_and_labelled(page, live_server, 
     seen_kinds: set = set()
     visited: list[str] = []
     broken: list[str] = []
+    without_policy: list[str] = []
     unlabelled: dict[str, list[str]] = {}
     screenshots: dict[str, str] = {}
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
@@ -98,6 +101,8 @@ def test_every_page_from_the_dashboard_is_clean_and_labelled(page, live_server, 
         if response is None or response.status >= 400:
             broken.append(f"{url}: {response.status if response else 'no response'}")
             continue
+        if response.header_value("content-security-policy") != CSP_HEADER:
+            without_policy.append(url)
         missing = page.evaluate(UNLABELLED)
         if missing:
             unlabelled[url] = missing
@@ -121,6 +126,7 @@ def test_every_page_from_the_dashboard_is_clean_and_labelled(page, live_server, 
 
     assert errors == [], errors
     assert broken == [], broken
+    assert without_policy == [], without_policy
     assert unlabelled == {}, "\n".join(f"{u}: {m}" for u, m in unlabelled.items())
     assert set(screenshots) == set(SCREENSHOT_NAMES), set(SCREENSHOT_NAMES) - set(screenshots)
     for file in SCREENSHOT_NAMES.values():

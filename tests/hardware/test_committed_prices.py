@@ -11,11 +11,11 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from costapp.scenarios.catalog import offer_terms
 from django.core.management import call_command
 from django.urls import reverse
 
 from accounts.roles import VIEWER
+from costapp.scenarios.catalog import offer_terms
 from hardware.committed_services import COMMITTED_PATH, EPOCH_PATH
 from hardware.models import InstanceOffer, InstancePrice, MarketObservation, Provider
 from hardware.services import instance_prices_load

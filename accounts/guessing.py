@@ -1,0 +1,186 @@
+"""Password guessing, limited (docs/api.md, "Authentication and roles"): at most
+``SIGN_IN_FAILURES_PER_ACCOUNT`` failed sign-ins per account and ``SIGN_IN_FAILURES_PER_ADDRESS``
+per address in any ``SIGN_IN_WINDOW_SECONDS``; past either, every attempt is refused, the right
+password too, until the window has passed.
+
+The check comes before the password is hashed, so a refused attempt costs one cache round trip
+and no hashing. An attempt is counted when it starts (check and count in one step, so guessers
+running side by side cannot slip past the limit between the check and the count) and taken back
+when the password was right: what stays counted are the failures. A success also forgets the
+account's earlier failures (the address's stay).
+
+The counts are sliding logs in the cache: with Redis one sorted set per account and per address,
+checked and written by one script (atomic across processes); with another cache (the embedded
+default's, per process) a list under a lock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import math
+import secrets
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.core.cache import cache
+
+KEY_PREFIX = "sign-in-failures"
+
+# For each key (account, then address): drop the times at or before now - window; when as many as
+# its limit remain, the wait until the oldest of the last `limit` leaves the window. Refused when
+# any key waits (nothing written); otherwise `member` is added at `now` to every key. Returns the
+# longest wait in seconds as a string ("0": counted and allowed).
+BEGIN = """
+local now, window, member = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
+local wait = 0
+for i, key in ipairs(KEYS) do
+  local limit = tonumber(ARGV[3 + i])
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
+  local count = redis.call('ZCARD', key)
+  if count >= limit then
+    local edge = redis.call('ZRANGE', key, count - limit, count - limit, 'WITHSCORES')
+    local left = tonumber(edge[2]) + window - now
+    if left > wait then wait = left end
+  end
+end
+if wait > 0 then return tostring(wait) end
+for _, key in ipairs(KEYS) do
+  redis.call('ZADD', key, now, member)
+  redis.call('EXPIRE', key, math.ceil(window))
+end
+return '0'
+"""
+_scripts: dict[int, Any] = {}
+_lock = threading.Lock()
+_keys_used: set[str] = set()
+
+
+def clock() -> float:
+    """Now, in seconds (a function of its own so tests can move time on)."""
+    return time.time()
+
+
+class TooManyFailures(Exception):
+    """Too many failed sign-ins for this account or address: ``wait`` seconds until the next
+    attempt is heard."""
+
+    def __init__(self, wait: float) -> None:
+        self.wait = wait
+        super().__init__(f"Too many failed sign-ins: try again in {retry_after(wait)} seconds.")
+
+
+def retry_after(wait: float) -> int:
+    """``wait`` as whole seconds for a ``Retry-After`` header (never 0 while refused)."""
+    return max(1, math.ceil(wait))
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def address_of(remote_addr: str | None) -> str:
+    """The address an attempt is counted against: the client's IPv4 address, or its IPv6 /64
+    (one machine is usually given a whole /64)."""
+    try:
+        ip = ipaddress.ip_address(remote_addr or "")
+    except ValueError:
+        return remote_addr or "unknown"
+    if ip.version == 6:
+        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
+    return str(ip)
+
+
+def _keys(username: str, remote_addr: str | None) -> list[tuple[str, int]]:
+    """The cache keys (account, then address) and their limits."""
+    return [
+        (
+            f"{KEY_PREFIX}:account:{_digest(username.casefold())}",
+            settings.SIGN_IN_FAILURES_PER_ACCOUNT,
+        ),
+        (
+            f"{KEY_PREFIX}:address:{_digest(address_of(remote_addr))}",
+            settings.SIGN_IN_FAILURES_PER_ADDRESS,
+        ),
+    ]
+
+
+def _redis_script() -> Any:
+    """The registered script on the cache's Redis client; ``None`` when the cache is not Redis."""
+    client_of = getattr(cache, "redis_client", None)
+    if client_of is None:
+        return None
+    client = client_of()
+    script = _scripts.get(id(client))
+    if script is None:
+        script = _scripts[id(client)] = client.register_script(BEGIN)
+    return script
+
+
+@dataclass
+class Attempt:
+    """A sign-in attempt that was let through and is counted until :meth:`succeeded`."""
+
+    keys: list[str]
+    member: str
+
+    def succeeded(self) -> None:
+        """The password was right: the account's failures are forgotten, and this attempt no
+        longer counts against the address."""
+        account, address = self.keys
+        script = _redis_script()
+        if script is not None:
+            client = cache.redis_client()  # type: ignore[attr-defined]
+            client.delete(cache.make_and_validate_key(account))
+            client.zrem(cache.make_and_validate_key(address), self.member)
+            return
+        with _lock:
+            cache.delete(account)
+            log = [entry for entry in cache.get(address, []) if entry[1] != self.member]
+            cache.set(address, log, settings.SIGN_IN_WINDOW_SECONDS)
+
+
+def attempt_begin(*, username: str, remote_addr: str | None) -> Attempt:
+    """Count a sign-in attempt for ``username`` from ``remote_addr``, or raise
+    :class:`TooManyFailures` (nothing counted) when the account or the address is over its
+    limit. Costs one cache round trip with Redis; hashes no password."""
+    window = float(settings.SIGN_IN_WINDOW_SECONDS)
+    now = clock()
+    member = secrets.token_hex(8)
+    keyed = _keys(username, remote_addr)
+    keys = [key for key, _limit in keyed]
+    _keys_used.update(keys)
+    script = _redis_script()
+    if script is not None:
+        wait = float(
+            script(
+                keys=[cache.make_and_validate_key(key) for key in keys],
+                args=[repr(now), window, member, *(limit for _key, limit in keyed)],
+            )
+        )
+        if wait > 0:
+            raise TooManyFailures(wait)
+        return Attempt(keys, member)
+    with _lock:
+        logs = cache.get_many(keys)
+        wait = 0.0
+        for key, limit in keyed:
+            log = [entry for entry in logs.get(key, []) if entry[0] > now - window]
+            logs[key] = log
+            if len(log) >= limit:
+                wait = max(wait, log[len(log) - limit][0] + window - now)
+        if wait > 0:
+            raise TooManyFailures(wait)
+        cache.set_many(
+            {key: [*logs[key], (now, member)] for key in keys}, timeout=math.ceil(window)
+        )
+    return Attempt(keys, member)
+
+
+def forget_all() -> None:
+    """Forget every count this process has written (for tests: each starts with none)."""
+    cache.delete_many(list(_keys_used))
+    _keys_used.clear()

@@ -1,0 +1,80 @@
+"""The OpenAPI schema a generated client is built from (docs/api.md): every operation documents
+the error envelope for the errors it may answer, each write takes JSON only, and the scenario and
+result documents are typed from the engine's field tables."""
+
+import pytest
+from rest_framework.test import APIClient
+
+from costapp.tco import schema as tables
+
+
+@pytest.fixture(scope="module")
+def openapi(django_db_blocker):
+    with django_db_blocker.unblock():
+        response = APIClient().get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
+    assert response.status_code == 200
+    return response.json()
+
+
+def operations(openapi):
+    for path, methods in openapi["paths"].items():
+        for method, operation in methods.items():
+            yield path, method, operation
+
+
+def test_every_operation_documents_its_errors_in_the_envelope(openapi):
+    envelope = {"$ref": "#/components/schemas/Errors"}
+    count = 0
+    for path, method, operation in operations(openapi):
+        count += 1
+        responses = operation["responses"]
+        expected = {"400", "401", "403", "406", "429"}
+        if "{" in path:
+            expected.add("404")
+        if "requestBody" in operation:
+            expected |= {"413", "415"}
+        assert expected <= set(responses), (method, path, sorted(responses))
+        for code, response in responses.items():
+            if code[0] in "45":
+                assert response["content"]["application/json"]["schema"] == envelope, (path, code)
+        assert "Retry-After" in responses["429"]["headers"]
+    assert count >= 50
+    errors = openapi["components"]["schemas"]["Errors"]
+    assert errors["required"] == ["errors"]
+    assert errors["properties"]["errors"]["items"]["required"] == ["field", "message"]
+
+
+def test_every_write_takes_one_content_type_json(openapi):
+    writes = [
+        (path, method, operation["requestBody"]["content"])
+        for path, method, operation in operations(openapi)
+        if "requestBody" in operation
+    ]
+    assert writes
+    assert [w for w in writes if list(w[2]) != ["application/json"]] == []
+
+
+def test_the_documents_are_typed_from_the_engines_tables(openapi):
+    schemas = openapi["components"]["schemas"]
+    document = schemas["ScenarioDocument"]
+    assert set(document["properties"]) == set(tables.TOP_LEVEL_FIELDS)
+    assert set(document["required"]) == {
+        name for name, spec in tables.TOP_LEVEL_FIELDS.items() if spec.required
+    }
+    option = document["properties"]["options"]["items"]
+    assert set(tables.CLOUD_FIELDS) <= set(option["properties"])
+    assert option["properties"]["type"]["enum"] == list(tables.OPTION_COMMON_FIELDS["type"].choices)
+    assert set(option["properties"]["offer"]["properties"]) == set(tables.OFFER_FIELDS)
+    assert schemas["Scenario"]["properties"]["document"]["allOf"] == [
+        {"$ref": "#/components/schemas/ScenarioDocument"}
+    ]
+    assert schemas["Run"]["properties"]["result"]["allOf"] == [
+        {"$ref": "#/components/schemas/ResultDocument"}
+    ]
+    simulate = openapi["paths"]["/api/v1/simulate/"]["post"]
+    assert simulate["requestBody"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/ScenarioDocument"
+    }
+    assert simulate["responses"]["200"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/ResultDocument"
+    }
