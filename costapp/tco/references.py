@@ -2,7 +2,7 @@
 version 1.2, an ``api`` option's ``token_price`` and ``{"assumption": KEY}`` numbers.
 
 The engine never queries the catalog: the Django side looks every reference up beforehand
-(``costapp.selectors.scenario_catalog_refs``) and hands the entries in as :class:`CatalogRefs`,
+(``costapp.scenarios.catalog.scenario_catalog_refs``) and hands the entries in as :class:`CatalogRefs`,
 plain numbers in the shapes of :mod:`costapp.tco.types`. :class:`ReferenceRules` resolves a
 reference into the fields it supplies, reporting a reference that is malformed, missing from the
 catalog or contradicted by the option at the reference's path (docs: scenario-format.md).

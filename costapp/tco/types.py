@@ -1,6 +1,6 @@
 """The shapes the catalog hands to the engine, as plain numbers (floats, ints and slugs).
 
-The Django side converts catalog rows (``Decimal`` money) into these in ``costapp/selectors.py``;
+The Django side converts catalog rows (``Decimal`` money) into these in ``costapp/scenarios/catalog.py``;
 the engine reads nothing else from the catalog. Units are in the names: ``memory_gb`` [GB],
 ``memory_bandwidth_tb_s`` [TB/s], ``*_dense_tflops`` [TFLOPS], ``usd_per_gpu_hour`` [USD/GPU-h],
 ``up_to_tb`` [TB], ``usd_per_gb`` [USD/GB].

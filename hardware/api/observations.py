@@ -74,6 +74,7 @@ class MarketObservationViewSet(viewsets.ReadOnlyModelViewSet):
 
     serializer_class = MarketObservationSerializer
     permission_classes = [CatalogPermission]
+    query_params_extra = ("gpu", "provider", "billing")
 
     def get_queryset(self):  # type: ignore[no-untyped-def]
         request = getattr(self, "request", None)

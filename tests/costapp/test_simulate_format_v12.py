@@ -89,13 +89,13 @@ def analyst_client(db, client):
 @pytest.mark.parametrize(
     ("change", "path"), [case[1:] for case in BAD_FIELDS], ids=[case[0] for case in BAD_FIELDS]
 )
-def test_the_api_rejects_each_bad_new_field_at_its_path(analyst_client, catalog_gpus, change, path):
+def test_the_api_rejects_each_bad_new_field_at_its_path(analyst_client, catalog, change, path):
     response = post_json(analyst_client, URL, bad(change))
     assert response.status_code == 400, response.content[:300]
     assert [e["field"] for e in response.json()["errors"]] == [f"document.{path}"]
 
 
-def test_the_api_rejects_goodput_below_a_tenth_at_the_workload(analyst_client, catalog_gpus):
+def test_the_api_rejects_goodput_below_a_tenth_at_the_workload(analyst_client, catalog):
     response = post_json(analyst_client, URL, failing_goodput())
     assert response.status_code == 400
     [error] = response.json()["errors"]
@@ -104,7 +104,7 @@ def test_the_api_rejects_goodput_below_a_tenth_at_the_workload(analyst_client, c
 
 
 def test_the_api_prices_a_document_with_resident_replicas_goodput_and_tokens(
-    analyst_client, catalog_gpus
+    analyst_client, catalog
 ):
     response = post_json(analyst_client, URL, served_and_trained())
     assert response.status_code == 200, response.content[:300]
