@@ -16,6 +16,7 @@ from django.urls import reverse
 
 from accounts.roles import VIEWER
 from costapp.scenarios.catalog import offer_terms
+from costapp.scenarios.services import scenario_simulate
 from hardware.committed_services import COMMITTED_PATH, EPOCH_PATH
 from hardware.models import InstanceOffer, InstancePrice, MarketObservation, Provider
 from hardware.services import instance_prices_load
@@ -225,3 +226,40 @@ def test_a_newer_snapshot_adds_a_point_per_changed_price_dated_by_its_source(tmp
     ]
     spot = InstancePrice.objects.filter(offer__instance_type="h100-80gb.sxm.8x", billing="spot")
     assert spot.count() == 1
+
+
+@pytest.mark.parametrize(
+    "term_months,usd_per_instance_hour", [(12, "62.92"), (36, "43.16"), (60, "39.32")]
+)
+def test_a_committed_option_referencing_the_azure_offer_takes_the_price_of_its_term(
+    catalog, term_months, usd_per_instance_hour
+):
+    # The published file's per-instance-hour figure for the term, over the offer's 8 GPUs.
+    with open(COMMITTED_PATH, newline="", encoding="utf-8") as handle:
+        published = {
+            int(row["term_months"]): row["usd_per_instance_hour"]
+            for row in csv.DictReader(handle)
+            if row["term_months"]
+        }
+    assert published[term_months] == usd_per_instance_hour
+    document = {
+        "name": "Azure H100 commitment",
+        "horizon_months": 12,
+        "workloads": [
+            {"type": "steady", "name": "fleet", "gpu": "h100-sxm", "gpus": 8, "utilization": 0.5}
+        ],
+        "options": [
+            {
+                "type": "cloud",
+                "name": "Azure committed",
+                "billing": "committed",
+                "term_months": term_months,
+                "committed_gpus": 8,
+                "offer": AZURE,
+            }
+        ],
+    }
+    result = scenario_simulate(document=document)
+    option = result["inputs"]["options"][0]
+    assert option["usd_per_gpu_hour"] == float(Decimal(usd_per_instance_hour) / 8)
+    assert result["options"][0]["feasible"]
