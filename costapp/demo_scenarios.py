@@ -21,13 +21,25 @@ logger = logging.getLogger(__name__)
 EXAMPLES_DIR = Path(settings.BASE_DIR) / "tests" / "tco" / "scenarios"
 
 
+def scenario_name_fitted(name: str) -> str:
+    """``name`` as a scenario's name: whole when it fits the field, else cut at the last word
+    that fits, with an ellipsis (the document keeps the whole name)."""
+    most = Scenario._meta.get_field("name").max_length or len(name)
+    if len(name) <= most:
+        return name
+    return name[: most - 1].rsplit(" ", 1)[0].rstrip(" ,:;(") + "…"
+
+
 def demo_documents() -> list[tuple[str, str, dict[str, Any]]]:
     """(name, description, document) of every example scenario and claim case, in order."""
     found: list[tuple[str, str, dict[str, Any]]] = []
     for path in sorted(EXAMPLES_DIR.glob("*.json")):
         document = json.loads(path.read_text(encoding="utf-8"))
         name = str(document.get("name") or path.stem) if isinstance(document, dict) else path.stem
-        found.append((name, f"Shipped example scenario {path.name}.", document))
+        description = f"Shipped example scenario {path.name}."
+        if scenario_name_fitted(name) != name:
+            description += f" {name}."
+        found.append((scenario_name_fitted(name), description, document))
     for claim in CLAIMS:
         for case in claim.cases:
             found.append(

@@ -295,3 +295,18 @@ def test_demo_loads_the_examples_as_shared_runs_once(pat, catalog, tasks_in_proc
     assert demo_scenarios_load(user=pat) == (0, 0)
     assert Scenario.objects.count() == len(documents)
     assert SimulationRun.objects.count() == len(documents)
+
+
+def test_every_demo_scenario_name_fits_its_field_and_a_long_one_keeps_its_whole_name():
+    most = Scenario._meta.get_field("name").max_length
+    documents = demo_documents()
+    assert all(len(name) <= most for name, _description, _document in documents)
+    cut = [
+        (name, description, document)
+        for name, description, document in documents
+        if description.startswith("Shipped example") and name != document.get("name", name)
+    ]
+    assert cut  # the 70B serving example's name is longer than the field
+    for name, description, document in cut:
+        assert name.endswith("…") and document["name"].startswith(name[:-1])
+        assert document["name"] in description
