@@ -3,9 +3,12 @@ the error envelope for the errors it may answer, each write takes JSON only, and
 result documents are typed from the engine's field tables."""
 
 import pytest
+from jsonschema import Draft4Validator
 from rest_framework.test import APIClient
 
+from costapp.scenarios import services
 from costapp.tco import schema as tables
+from tests.costapp.runs_helpers import SCENARIOS, scenario_document
 
 
 @pytest.fixture(scope="module")
@@ -78,3 +81,55 @@ def test_the_documents_are_typed_from_the_engines_tables(openapi):
     assert simulate["responses"]["200"]["content"]["application/json"]["schema"] == {
         "$ref": "#/components/schemas/ResultDocument"
     }
+
+
+def json_schema(node, components, *, closed):
+    """An OpenAPI 3.0 schema as a draft-4 JSON schema (``$ref`` inlined, ``nullable`` as a
+    ``null`` type); ``closed``: every object with properties takes no other field, so a field the
+    engine writes but the schema does not name fails too."""
+    if isinstance(node, list):
+        return [json_schema(item, components, closed=closed) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if "$ref" in node:
+        return json_schema(components[node["$ref"].rsplit("/", 1)[1]], components, closed=closed)
+    out = {key: json_schema(value, components, closed=closed) for key, value in node.items()}
+    if key_is_properties := ("properties" in node and isinstance(node["properties"], dict)):
+        out["properties"] = {
+            name: json_schema(value, components, closed=closed)
+            for name, value in node["properties"].items()
+        }
+    if closed and key_is_properties and "additionalProperties" not in node:
+        out["additionalProperties"] = False
+    if out.pop("nullable", False):
+        if "type" in out:
+            out["type"] = [out["type"], "null"]
+            if "enum" in out:
+                out["enum"] = [*out["enum"], None]
+        else:
+            out = {"anyOf": [out, {"type": "null"}]}
+    return out
+
+
+SHIPPED = sorted(path.stem for path in SCENARIOS.glob("*.json"))
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_every_shipped_scenario_and_its_result_fit_the_typed_documents(openapi, catalog, name):
+    """The result of each shipped scenario (a simulation of 300 paths where it has one) fits
+    ``ResultDocument`` with no field left unnamed, its inputs included; the document itself fits
+    ``ScenarioDocument``."""
+    components = openapi["components"]["schemas"]
+    document = scenario_document(name)
+    if document.get("simulation", {}).get("paths"):
+        document["simulation"]["paths"] = 300
+    result = services.scenario_simulate(document=document)
+    for schema, value in (("ResultDocument", result), ("ScenarioDocument", document)):
+        checker = Draft4Validator(json_schema(components[schema], components, closed=True))
+        problems = [
+            f"{'.'.join(map(str, error.absolute_path))}: {error.message}"
+            for error in checker.iter_errors(value)
+        ]
+        assert problems == [], (schema, problems[:10])
+    assert result["options"] and "simulation" in result or name != "uncertain-h100-fleet"
+    assert "sizing" in result or name != "size-the-fleet"
