@@ -42,6 +42,15 @@ def test_every_operation_documents_its_errors_in_the_envelope(openapi):
                 assert response["content"]["application/json"]["schema"] == envelope, (path, code)
         assert "Retry-After" in responses["429"]["headers"]
     assert count >= 50
+    conflicts = {
+        ("post", "/api/v1/refresh-runs/{id}/approve/"),
+        ("post", "/api/v1/refresh-runs/{id}/discard/"),
+        ("post", "/api/v1/runs/{id}/cancel/"),
+        ("get", "/api/v1/runs/{id}/monthly.csv"),
+    }
+    for method, path in conflicts:
+        assert "409" in openapi["paths"][path][method]["responses"], (method, path)
+    assert "503" in openapi["paths"]["/api/v1/scenarios/{id}/runs/"]["post"]["responses"]
     errors = openapi["components"]["schemas"]["Errors"]
     assert errors["required"] == ["errors"]
     assert errors["properties"]["errors"]["items"]["required"] == ["field", "message"]

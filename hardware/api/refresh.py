@@ -101,12 +101,12 @@ class RefreshRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
         serializer = RefreshRunDetailSerializer(run, context=self.get_serializer_context())
         return Response(serializer.data)
 
-    @extend_schema(request=None, responses=RefreshRunDetailSerializer)
+    @extend_schema(request=None, responses={200: RefreshRunDetailSerializer, 409: None})
     @action(detail=True, methods=["post"])
     def approve(self, request: Request, pk: str | None = None) -> Response:
         return self._decide(request, refresh_run_approve)
 
-    @extend_schema(request=None, responses=RefreshRunDetailSerializer)
+    @extend_schema(request=None, responses={200: RefreshRunDetailSerializer, 409: None})
     @action(detail=True, methods=["post"])
     def discard(self, request: Request, pk: str | None = None) -> Response:
         return self._decide(request, refresh_run_discard)
