@@ -89,7 +89,11 @@ def scenario_document_schema() -> dict[str, Any]:
         nested={
             "workloads": workload,
             "options": option,
-            "simulation": simulation_schema(),
+            "simulation": {
+                "allOf": [{"$ref": f"{REF}Simulation"}],
+                "nullable": True,
+                "description": "object: none means no simulation",
+            },
             "sizing": table_schema(tables.SWEEP_FIELDS),
         },
     )
@@ -98,18 +102,26 @@ def scenario_document_schema() -> dict[str, Any]:
 
 
 def simulation_schema() -> dict[str, Any]:
-    """The ``simulation`` section: ``paths``, ``seed`` and a distribution per uncertain
-    quantity (docs/scenario-format.md, "Uncertainty")."""
-    dist = {"dist": FieldSpec("choice", required=True, choices=tables.DISTRIBUTIONS)}
-    distribution = table_schema(dist, *_union(tables.DISTRIBUTION_FIELDS))
+    """``Simulation``, the ``simulation`` section: ``paths``, ``seed`` and a ``Distribution``
+    per uncertain quantity (docs/scenario-format.md, "Uncertainty")."""
     section = table_schema(tables.SIMULATION_FIELDS)
     for quantity in tables.SIMULATED_QUANTITIES:
         section["properties"][quantity] = {
-            **distribution,
+            "allOf": [{"$ref": f"{REF}Distribution"}],
             "nullable": True,
             "description": f"the distribution of {quantity}, drawn once per path",
         }
+    section["description"] = "the Monte Carlo paths, their seed and the uncertain quantities"
     return section
+
+
+def distribution_schema() -> dict[str, Any]:
+    """``Distribution``: triangular, normal or uniform, each with its own parameters."""
+    dist = {"dist": FieldSpec("choice", required=True, choices=tables.DISTRIBUTIONS)}
+    distribution = table_schema(dist, *_union(tables.DISTRIBUTION_FIELDS))
+    distribution["description"] = "low, mode, high (triangular); mean, sd (normal); low, high"
+    distribution["description"] += " (uniform); in the unit of the quantity it describes"
+    return distribution
 
 
 # --- the result document (docs/scenario-format.md, "The result document") ---------------------
@@ -331,7 +343,7 @@ def result_document_schema() -> dict[str, Any]:
                 "description": "every figure a catalog reference supplied, in option order",
             },
             "simulation": {
-                **simulation_schema(),
+                "allOf": [{"$ref": f"{REF}Simulation"}],
                 "description": "the simulation section used, with a simulation only",
             },
             "sizing": {
@@ -349,6 +361,8 @@ def documents_hook(result: dict[str, Any], generator: Any, request: Any, public:
     """drf-spectacular postprocessing: the documents typed (see the module)."""
     schemas = result.setdefault("components", {}).setdefault("schemas", {})
     schemas["ScenarioDocument"] = scenario_document_schema()
+    schemas["Simulation"] = simulation_schema()
+    schemas["Distribution"] = distribution_schema()
     schemas["ResultDocument"] = result_document_schema()
     scenario = {"$ref": f"{REF}ScenarioDocument"}
     for name in ("Scenario", "ScenarioRequest", "PatchedScenarioRequest"):
