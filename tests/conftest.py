@@ -1,7 +1,8 @@
 """Shared fixtures, and the rules for tests that need real services.
 
 - Tests marked ``services`` need PostgreSQL, Redis and real Celery worker processes; tests marked
-  ``browser`` need Chromium. They run when ``GPU_TCO_SERVICES=1`` (as ``.ci/run`` does) and then
+  ``browser`` need Chromium; tests marked ``registry`` install a tool from the package registry
+  (the network). They run when ``GPU_TCO_SERVICES=1`` (as ``.ci/run`` does) and then
   fail loudly when what they need is missing; otherwise they are deselected, so ``uv run pytest``
   passes on a machine with no service running.
 - With ``GPU_TCO_NO_SKIP=1`` (as ``.ci/run`` does) a skipped test is a failure.
@@ -29,7 +30,7 @@ from django.core.management import call_command
 import tests.examples  # noqa: F401  (loads the Hypothesis profile HYPOTHESIS_PROFILE names)
 
 ROOT = Path(__file__).resolve().parent.parent
-SERVICE_MARKERS = ("services", "browser")
+SERVICE_MARKERS = ("services", "browser", "registry")
 CHROMIUM_PATHS = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
 
 
