@@ -83,6 +83,8 @@ def scenario_document_schema() -> dict[str, Any]:
             "token_price": table_schema(tables.TOKEN_PRICE_FIELDS),
         },
     )
+    for name in sourced_numbers():
+        option["properties"][name] = number_or_assumption(option["properties"][name])
     workload = table_schema(tables.WORKLOAD_COMMON_FIELDS, *_union(tables.WORKLOAD_TYPE_FIELDS))
     document = table_schema(
         tables.TOP_LEVEL_FIELDS,
@@ -99,6 +101,25 @@ def scenario_document_schema() -> dict[str, Any]:
     )
     document["description"] = "a scenario document (docs/scenario-format.md)"
     return document
+
+
+def sourced_numbers() -> list[str]:
+    """The option fields a number may be given for as ``{"assumption": KEY}`` (version 1.2): the
+    numbers of a dedicated or on-prem option, and ``gpu_mtbf_hours``, as the engine reads them."""
+    names = ["gpu_mtbf_hours"]
+    for kind in tables.ASSUMPTION_OPTION_TYPES:
+        table = {**tables.OPTION_COMMON_FIELDS, **tables.OPTION_TYPE_FIELDS[kind]}
+        names += [n for n, spec in table.items() if spec.kind in ("number", "whole")]
+    return [name for name in dict.fromkeys(names) if name != "quote"]
+
+
+def number_or_assumption(number: dict[str, Any]) -> dict[str, Any]:
+    """A number field that may instead name a sourced assumption (``AssumptionReference``)."""
+    own = {k: v for k, v in number.items() if k not in ("default", "nullable", "description")}
+    wrapped = {"anyOf": [own, {"$ref": f"{REF}AssumptionReference"}]}
+    wrapped.update({k: number[k] for k in ("default", "nullable") if k in number})
+    wrapped["description"] = number["description"] + ', or {"assumption": KEY}'
+    return wrapped
 
 
 def simulation_schema() -> dict[str, Any]:
@@ -362,6 +383,10 @@ def documents_hook(result: dict[str, Any], generator: Any, request: Any, public:
     schemas = result.setdefault("components", {}).setdefault("schemas", {})
     schemas["ScenarioDocument"] = scenario_document_schema()
     schemas["Simulation"] = simulation_schema()
+    schemas["AssumptionReference"] = {
+        **table_schema(tables.ASSUMPTION_FIELDS),
+        "description": "a number taken from the deployment's sourced assumptions, by its key",
+    }
     schemas["Distribution"] = distribution_schema()
     schemas["ResultDocument"] = result_document_schema()
     scenario = {"$ref": f"{REF}ScenarioDocument"}

@@ -142,3 +142,18 @@ def test_every_shipped_scenario_and_its_result_fit_the_typed_documents(openapi, 
         assert problems == [], (schema, problems[:10])
     assert result["options"] and "simulation" in result or name != "uncertain-h100-fleet"
     assert "sizing" in result or name != "size-the-fleet"
+
+
+def test_a_sourced_number_fits_the_scenario_document_where_the_engine_reads_one(openapi):
+    components = openapi["components"]["schemas"]
+    checker = Draft4Validator(json_schema(components["ScenarioDocument"], components, closed=True))
+    document = scenario_document("uncertain-h100-fleet")
+    on_prem = document["options"][4]
+    assert on_prem["type"] == "on_prem"
+    on_prem["pue"] = {"assumption": "colo-pue"}
+    document["options"][0]["gpu_mtbf_hours"] = {"assumption": "h100-mtbf"}
+    assert list(checker.iter_errors(document)) == []
+    document["options"][0]["usd_per_gpu_hour"] = {"assumption": "a-price"}  # no such reference
+    document["options"][3]["setup_usd"] = {"key": "a-price"}
+    paths = sorted(".".join(map(str, e.absolute_path)) for e in checker.iter_errors(document))
+    assert paths == ["options.0.usd_per_gpu_hour", "options.3.setup_usd"]
