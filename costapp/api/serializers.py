@@ -20,7 +20,7 @@ class ScenarioSerializer(serializers.HyperlinkedModelSerializer):
         source="owner.username", read_only=True, help_text="username of the scenario's owner"
     )
     document = serializers.JSONField(
-        help_text="the scenario document as written (docs/scenario-format.md, version 1.1)"
+        help_text="the scenario document as written (docs/scenario-format.md)"
     )
     runs = serializers.SerializerMethodField(help_text="URL of the list of this scenario's runs")
 
