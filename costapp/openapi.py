@@ -251,9 +251,14 @@ def result_option_schema() -> dict[str, Any]:
 
 
 SWEPT = sorted(
-    {swept_field(kind, billing) for kind in tables.OPTION_TYPES for billing in tables.BILLINGS}
-    - {None}
+    {
+        field
+        for kind in tables.OPTION_TYPES
+        for billing in tables.BILLINGS
+        if (field := swept_field(kind, billing)) is not None
+    }
 )
+"""The fields a sizing sweep sets (``committed_gpus``, ``servers``), by the engine's rule."""
 SIMULATED_SWEEP_FIELDS = ("mean_npv_usd", "p90_npv_usd", "shortfall_probability")
 
 
