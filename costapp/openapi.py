@@ -1,8 +1,9 @@
 """The scenario and result documents in the OpenAPI schema, typed when the schema is generated: a
 drf-spectacular postprocessing hook adds the components ``ScenarioDocument`` (from the engine's
 field tables, ``costapp/tco/schema.py``) and ``ResultDocument`` (docs/scenario-format.md, "The
-result document", with the engine's cost categories, option types and sweep fields) and points
-the scenario's ``document``, the run's ``result`` and ``simulate/``'s body and answer at them.
+result document", with the engine's cost categories, option types and sweep fields), the parts
+both share (``Simulation``, ``Distribution``, ``AssumptionReference``), and points the scenario's
+``document``, the run's ``result`` and ``simulate/``'s body and answer at them.
 
 The types say what each field takes (kind, range, choices; ``null`` wherever the contract lets
 a field be absent) so generated clients get models; the rules across fields (which fields a
