@@ -93,6 +93,11 @@ class SimulationRun(models.Model):
     gpus = ExactJSONField(null=True, help_text="GPU figures used, by slug")
     normalize_warnings = ExactJSONField(default=list)
     catalog_warnings = ExactJSONField(default=list)
+    sources = ExactJSONField(
+        default=list,
+        blank=True,
+        help_text="the result's sources (format 1.2): the catalog figures in inputs, judged at creation",
+    )
     inputs_copied_from = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

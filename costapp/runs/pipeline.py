@@ -48,13 +48,10 @@ from costapp.runs.store import (
     payload_keep,
     payloads_fetch,
 )
-from costapp.scenarios.catalog import (
-    catalog_reference_warnings,
-    engine_gpu_figures,
-    scenario_catalog_refs,
-)
+from costapp.scenarios.catalog import catalog_reference_warnings, engine_gpu_figures
 from costapp.scenarios.documents import NormalizedDocument, ScenarioDocument
 from costapp.scenarios.services import document_sha256
+from costapp.scenarios.sources import resolved_catalog_refs, run_sources, zero_cost_warnings
 from costapp.tco import (
     ENGINE_VERSION,
     Plan,
@@ -92,6 +89,7 @@ class _Frozen:
     gpus: dict[str, Any]
     normalize_warnings: list[str]
     catalog_warnings: list[str]
+    sources: list[dict]
     copied_from: SimulationRun | None
 
 
@@ -114,20 +112,22 @@ def _inputs_freeze(
             gpus=plan.gpus,
             normalize_warnings=list(last.normalize_warnings),
             catalog_warnings=list(last.catalog_warnings),
+            sources=list(last.sources),
             copied_from=last,
         )
     gpus, _source = engine_gpu_figures()
     document = _with_simulation(scenario.document, seed=seed, paths=paths)
-    refs = scenario_catalog_refs(document)
+    refs = resolved_catalog_refs(document, gpus)
     normalized = normalize(document, gpus, refs)
     plan = plan_build(normalized.document, gpus)
+    today = timezone.localdate()
     return _Frozen(
         inputs=normalized.document,
         gpus=plan.gpus,
         normalize_warnings=list(normalized.warnings),
-        catalog_warnings=catalog_reference_warnings(
-            document=document, refs=refs, today=timezone.localdate()
-        ),
+        catalog_warnings=catalog_reference_warnings(document=document, refs=refs, today=today)
+        + zero_cost_warnings(document=document, inputs=plan.inputs),
+        sources=run_sources(document=document, refs=refs, inputs=normalized.document, today=today),
         copied_from=None,
     )
 
@@ -183,6 +183,7 @@ def run_create(
         gpus=frozen.gpus,
         normalize_warnings=frozen.normalize_warnings,
         catalog_warnings=frozen.catalog_warnings,
+        sources=frozen.sources,
         inputs_copied_from=frozen.copied_from,
         engine_version=ENGINE_VERSION,
         units=run_units(inputs=frozen.inputs),
@@ -417,7 +418,14 @@ def _units_redo(*, run_id: int, units: list[tuple[str, int]]) -> None:
         store.publish(store.RUN_BLOCK_TASK, run_id, kind, unit)
 
 
-MERGE_FIELDS = ("status", "created", "units", "normalize_warnings", "catalog_warnings")
+MERGE_FIELDS = (
+    "status",
+    "created",
+    "units",
+    "normalize_warnings",
+    "catalog_warnings",
+    "sources",
+)
 """What the merge reads of a run's row (not its result fields; its inputs and plan come from
 :func:`_run_work`, already in memory when this process computed one of its units)."""
 
@@ -462,6 +470,7 @@ def run_merge(*, run_id: int) -> None:
         )
         del runners  # the decoded sweep blocks: the bands decode their own
         result["warnings"].extend(run.catalog_warnings)
+        result["sources"] = list(run.sources)
         if payloads["deterministic"]:
             parts = json.loads(payloads["deterministic"][0])
             monthly, curves = parts["monthly_breakdown_usd"], parts["cost_curves"]

@@ -23,6 +23,7 @@ from costapp.models import Scenario, SimulationRun
 from costapp.reports import comparison, sizing_summary
 from costapp.reports.categories import CATEGORY_FORMULAS
 from costapp.reports.comparison import dotted_leaves, value_text
+from costapp.reports.sources import source_rows
 from costapp.runs import chart_cache, pipeline
 from costapp.runs.exports import run_workbook
 from costapp.runs.store import BrokerUnavailable
@@ -139,6 +140,13 @@ def _run_context(request: HttpRequest, run: SimulationRun) -> dict[str, Any]:
         context["assumptions"] = assumptions(result["inputs"])
         context["formulas"] = CATEGORY_FORMULAS
         context["sizing"] = run_sizing(run=run)
+        context["sources"] = source_rows(result=result, engine_version=run.engine_version)
+        context["key_columns"] = {
+            "tokens": any(
+                o.get("all_in_usd_per_million_tokens") is not None for o in result["options"]
+            ),
+            "goodput": any(o.get("goodput") is not None for o in result["options"]),
+        }
     return context
 
 

@@ -21,6 +21,7 @@ from django.db import DatabaseError, connection
 
 from costapp.scenarios.documents import ScenarioDocument
 from costapp.tco import (
+    AssumptionFigure,
     CatalogRefs,
     DedicatedQuoteTerms,
     EgressTier,
@@ -32,7 +33,10 @@ from costapp.tco import (
     PriceStanding,
     PurchaseQuoteTerms,
     QuoteStanding,
+    SourceStanding,
+    TokenPriceTerms,
 )
+from hardware import market
 from hardware import selectors as catalog
 from hardware.gpu_table import read_gpu_table
 from hardware.models import (
@@ -228,18 +232,76 @@ def purchase_quote_terms(*, quote_id: int) -> PurchaseQuoteTerms | None:
     )
 
 
-def scenario_catalog_refs(document: ScenarioDocument) -> CatalogRefs:
+def token_price_entry(provider: str, model: str) -> TokenPriceTerms | None:
+    """The engine's terms of a hosted model's current published prices, with their standing
+    (source, stated day, ``stale`` and ``flagged``); ``None`` when the catalog has no such row."""
+    terms = market.token_price_terms(provider, model)
+    if terms is None:
+        return None
+    return TokenPriceTerms(
+        usd_per_million_tokens=terms.usd_per_million_output_tokens,
+        usd_per_million_input_tokens=terms.usd_per_million_input_tokens,
+        standing=SourceStanding(
+            source=terms.source,
+            stated_on=terms.stated_on,
+            flags=list(terms.flags),
+            note=terms.flag,
+        ),
+    )
+
+
+def _assumption_standing(terms: market.AssumptionTerms) -> SourceStanding:
+    return SourceStanding(
+        source=terms.source,
+        stated_on=terms.stated_on,
+        flags=list(terms.flags),
+        note=f"{terms.confidence} confidence",
+    )
+
+
+def assumption_entry(key: str, paths: dict[str, float | None]) -> AssumptionFigure | None:
+    """The engine's figure of ``{"assumption": key}`` with its standing; ``None`` for an unknown
+    key. ``paths``: the staff fields that reference it, each with its option's servers (``None``
+    while unknown): a row of the staff rule (``hardware.market``) gives each option its own
+    figure (``by_path``), and 0 where the servers are not known yet."""
+    terms = market.assumption_value(key)
+    if terms is None:
+        return None
+    entry = AssumptionFigure(
+        field=terms.field, value=terms.value, standing=_assumption_standing(terms)
+    )
+    if key in market.STAFF_KEYS:
+        entry["value"] = 0.0
+        by_path: dict[str, float] = {}
+        standing_by_path: dict[str, SourceStanding] = {}
+        for path, servers in paths.items():
+            staff = None if servers is None else market.staff_usd_per_month(servers)
+            if staff is not None:
+                by_path[path] = staff.value
+                standing_by_path[path] = _assumption_standing(staff)
+        entry["by_path"] = by_path
+        entry["standing"]["by_path"] = standing_by_path
+    return entry
+
+
+def scenario_catalog_refs(
+    document: ScenarioDocument, *, servers: dict[int, int] | None = None
+) -> CatalogRefs:
     """Look up every catalog reference a scenario document makes (``offer``, ``quote``,
-    ``egress_provider``); references that are malformed or not found are left out, and the
-    engine's validation reports them with their path. A database error propagates."""
+    ``egress_provider``, ``token_price`` and ``{"assumption": KEY}``); references that are
+    malformed or not found are left out, and the engine's validation reports them with their
+    path. ``servers``: the servers of on-prem options the document leaves to sizing, by index
+    (for the staff rule). A database error propagates."""
     offers: dict[OfferRef, OfferTerms] = {}
     dedicated: dict[int, DedicatedQuoteTerms] = {}
     purchase: dict[int, PurchaseQuoteTerms] = {}
     egress: dict[str, list[EgressTier]] = {}
+    token_prices: dict[tuple[str, str], TokenPriceTerms] = {}
+    assumption_paths: dict[str, dict[str, float | None]] = {}
     options = document.get("options") if isinstance(document, dict) else None
     if not isinstance(options, list) or not _database_is_set_up():
         return CatalogRefs()
-    for option in options:
+    for index, option in enumerate(options):
         if not isinstance(option, dict):
             continue
         offer = option.get("offer")
@@ -273,9 +335,48 @@ def scenario_catalog_refs(document: ScenarioDocument) -> CatalogRefs:
             tiers = provider_egress_tiers(egress_provider)
             if tiers is not None:
                 egress[egress_provider] = tiers
+        token_price = option.get("token_price")
+        if isinstance(token_price, dict):
+            seller, model = token_price.get("provider"), token_price.get("model")
+            known = (seller, model) in token_prices
+            if isinstance(seller, str) and isinstance(model, str) and not known:
+                price = token_price_entry(seller, model)
+                if price is not None:
+                    token_prices[(seller, model)] = price
+        own_servers = option.get("servers")
+        sized = (servers or {}).get(index)
+        for name, value in option.items():
+            if isinstance(value, dict) and isinstance(value.get("assumption"), str):
+                count = own_servers if _is_int(own_servers) else sized
+                assumption_paths.setdefault(value["assumption"], {})[f"options[{index}].{name}"] = (
+                    float(count) if count is not None else None
+                )
+    assumptions: dict[str, AssumptionFigure] = {}
+    for key, paths in assumption_paths.items():
+        figure = assumption_entry(key, paths)
+        if figure is not None:
+            assumptions[key] = figure
     return CatalogRefs(
-        offers=offers, dedicated_quotes=dedicated, purchase_quotes=purchase, egress_providers=egress
+        offers=offers,
+        dedicated_quotes=dedicated,
+        purchase_quotes=purchase,
+        egress_providers=egress,
+        token_prices=token_prices,
+        assumptions=assumptions,
     )
+
+
+def staff_needs_sizing(document: ScenarioDocument) -> bool:
+    """Whether an on-prem option leaves ``servers`` to sizing and takes its staff cost from the
+    staff rule (whose figure depends on the servers)."""
+    options = document.get("options") if isinstance(document, dict) else None
+    for option in options if isinstance(options, list) else []:
+        if not isinstance(option, dict) or _is_int(option.get("servers")):
+            continue
+        staff = option.get("staff_usd_per_month")
+        if isinstance(staff, dict) and staff.get("assumption") in market.STAFF_KEYS:
+            return True
+    return False
 
 
 def catalog_reference_warnings(

@@ -20,10 +20,11 @@ from costapp.scenarios.catalog import (
     GPU_TABLE_WARNING,
     catalog_reference_warnings,
     engine_gpu_figures,
-    scenario_catalog_refs,
 )
 from costapp.scenarios.documents import ScenarioDocument
+from costapp.scenarios.sources import resolved_catalog_refs, run_sources, zero_cost_warnings
 from costapp.tco import (
+    CatalogRefs,
     FieldError,
     ScenarioError,
     normalize,
@@ -43,18 +44,26 @@ SIMULATE_MAX_SIZING_WORK = 1_000_000
 def scenario_simulate(
     *, document: ScenarioDocument, gpu_table_fallback: bool = False
 ) -> dict[str, Any]:
-    """The result document of a scenario document, with catalog references resolved and
-    warnings about the quotes it relies on (demonstration data, drafts, expired ones).
+    """The result document of a scenario document, with catalog references resolved, their
+    ``sources``, and warnings about the catalog figures it relies on (demonstration quotes,
+    drafts, expired ones, stale or flagged prices) and the zeros that hide a cost.
 
     Computed in this process. With ``gpu_table_fallback`` (the command line's choice, never a web
     request), a catalog without GPUs yields to the GPU table shipped with the project, and the
     result's warnings say so. Raises ``ScenarioError`` for an invalid document.
     """
     gpus, source = engine_gpu_figures(table_fallback=gpu_table_fallback)
-    catalog = scenario_catalog_refs(document)
+    # The shipped GPU table stands in for a catalog that is not set up: nothing to look up.
+    catalog = resolved_catalog_refs(document, gpus) if source == "catalog" else CatalogRefs()
     result = simulate(document, gpus, catalog)
+    today = timezone.localdate()
     result["warnings"].extend(
-        catalog_reference_warnings(document=document, refs=catalog, today=timezone.localdate())
+        catalog_reference_warnings(document=document, refs=catalog, today=today)
+    )
+    if source == "catalog":  # the shipped GPU table comes with no sourced figures
+        result["warnings"].extend(zero_cost_warnings(document=document, inputs=result["inputs"]))
+    result["sources"] = run_sources(
+        document=document, refs=catalog, inputs=result["inputs"], today=today
     )
     if source == "table":
         result["warnings"].append(GPU_TABLE_WARNING)
@@ -68,7 +77,7 @@ def scenario_document_check(*, document: ScenarioDocument) -> None:
     """Raise ``ScenarioError`` (paths within the document) unless ``document`` is a valid scenario
     with today's catalog: field checks and the checks that need the demand."""
     gpus, _source = engine_gpu_figures()
-    normalized = normalize(document, gpus, scenario_catalog_refs(document))
+    normalized = normalize(document, gpus, resolved_catalog_refs(document, gpus))
     plan_build(normalized.document, gpus)
 
 

@@ -8,7 +8,8 @@ document comes out. Callers outside the engine use the names below and nothing e
   they reject, and never another exception for a document :func:`loads` accepted;
 - :func:`loads`, strict JSON for scenario documents;
 - :class:`CatalogRefs` and the shapes in it (:class:`OfferTerms`, :class:`DedicatedQuoteTerms`,
-  :class:`PurchaseQuoteTerms`, :class:`EgressTier`), and :class:`GpuFigures`: what the catalog
+  :class:`PurchaseQuoteTerms`, :class:`EgressTier`, :class:`TokenPriceTerms`,
+  :class:`AssumptionFigure`, :class:`SourceStanding`), and :class:`GpuFigures`: what the catalog
   hands to the engine, as plain numbers;
 - :func:`plan_build` and the Monte Carlo and sizing-sweep block functions, for spreading paths
   and sweep candidates over workers (version 1.1): blocks of :data:`BLOCK_PATHS` paths, the first
@@ -63,6 +64,7 @@ from .sizing import (
 )
 from .types import (
     GPU_FIGURE_NAMES,
+    AssumptionFigure,
     DedicatedQuoteTerms,
     EgressTier,
     GpuFigures,
@@ -73,6 +75,8 @@ from .types import (
     PriceStanding,
     PurchaseQuoteTerms,
     QuoteStanding,
+    SourceStanding,
+    TokenPriceTerms,
 )
 from .validation import Normalized, normalize
 
@@ -87,6 +91,7 @@ __all__ = [
     "ENGINE_VERSION",
     "GPU_FIGURE_NAMES",
     "MAX_DOCUMENT_BYTES",
+    "AssumptionFigure",
     "BlockResults",
     "CatalogRefs",
     "DedicatedQuoteTerms",
@@ -108,6 +113,8 @@ __all__ = [
     "QuoteStanding",
     "ScenarioError",
     "SizingRunner",
+    "SourceStanding",
+    "TokenPriceTerms",
     "SweepBlockResults",
     "block_count",
     "block_results_from_payload",

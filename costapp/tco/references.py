@@ -291,7 +291,7 @@ class ReferenceRules(Rules):
                     f'the assumption "{key}" is a figure for {entry.get("field")}, not {name}',
                 )
             else:
-                out[name] = entry["value"]
+                out[name] = (entry.get("by_path") or {}).get(where, entry["value"])
                 failed.discard(name)
         return out, failed
 

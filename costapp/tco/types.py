@@ -126,6 +126,19 @@ class PurchaseQuoteTerms(TypedDict):
     standing: NotRequired[QuoteStanding]
 
 
+class SourceStanding(TypedDict):
+    """Where a token price or a sourced figure came from (for ``sources``; the engine ignores
+    it): the source, the ISO day it stated the figure (``None``: unknown), the flags judged when
+    it was looked up (``stale``, ``flagged``), and a note (a confidence, a flag's reason).
+    ``by_path``: the standing at a field's path where it depends on the option."""
+
+    source: str
+    stated_on: str | None
+    flags: list[str]
+    note: str
+    by_path: NotRequired[Mapping[str, SourceStanding]]
+
+
 class TokenPriceTerms(TypedDict):
     """A hosted model's published prices (version 1.2), for an ``api`` option's ``token_price``.
 
@@ -135,14 +148,19 @@ class TokenPriceTerms(TypedDict):
 
     usd_per_million_tokens: float | None
     usd_per_million_input_tokens: float | None
+    standing: NotRequired[SourceStanding]
 
 
 class AssumptionFigure(TypedDict):
     """One sourced figure of the deployment's table (version 1.2), for ``{"assumption": KEY}``.
 
     ``field``: the option field it fills (``gpu_mtbf_hours``, ``capex_usd_per_server`` …);
-    ``value``: the number, in that field's unit.
+    ``value``: the number, in that field's unit. ``by_path`` (optional): the number at a given
+    field's path (``options[2].staff_usd_per_month``) where it depends on the option, as a
+    figure derived by a rule from the option's size does; ``value`` elsewhere.
     """
 
     field: str
     value: float
+    by_path: NotRequired[Mapping[str, float]]
+    standing: NotRequired[SourceStanding]

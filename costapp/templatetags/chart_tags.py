@@ -60,3 +60,29 @@ def fixed(value: Any, digits: int = 2) -> str:
     if value is None:
         return "—"
     return f"{float(value):,.{int(digits)}f}"
+
+
+@register.filter
+def source_value(value: Any) -> str:
+    """A figure of the sources table as written in ``inputs`` (up to 10 significant digits; from
+    100 up, a fraction to the cent), an egress tier list in words; a dash for no value."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int | float):
+        if abs(value) >= 100 and value != int(value):
+            return f"{value:,.2f}"  # money of this size to the cent
+        return f"{value:,.10g}"
+    if isinstance(value, list):
+        parts = []
+        for tier in value:
+            if not isinstance(tier, dict):
+                return str(value)
+            bound = tier.get("up_to_tb")
+            where = "beyond" if bound is None else f"up to {bound:,.10g} TB"
+            if bound is None and len(value) == 1:
+                where = "all traffic"
+            parts.append(f"{where}: {tier.get('usd_per_gb', 0):,.10g} USD/GB")
+        return "; ".join(parts)
+    return str(value)
