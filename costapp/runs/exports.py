@@ -1,8 +1,9 @@
 """A succeeded run's downloads: the rows of ``monthly.csv`` (docs/api.md) and the XLSX
-workbook of the run page.
+workbook of the run page (sheets "monthly", "options" and "sources").
 """
 
 import io
+import json
 from typing import Any
 
 import pandas as pd
@@ -13,7 +14,9 @@ from costapp.reports.categories import COST_CATEGORIES
 
 def run_monthly_rows(*, run: SimulationRun) -> list[list[Any]]:
     """The rows of a succeeded run's ``monthly.csv`` (docs/api.md): per option and month 0 … H,
-    the categories, ``total_usd`` and ``cumulative_usd`` [USD]."""
+    the categories, ``total_usd`` and ``cumulative_usd`` [USD], then (format 1.2, after the
+    contract's columns) the option's ``all_in_usd_per_million_tokens`` over the horizon, on each
+    of its rows, empty where the scenario serves no tokens."""
     assert run.result is not None and run.monthly_breakdown_usd is not None
     rows: list[list[Any]] = []
     for option in run.result["options"]:
@@ -24,7 +27,7 @@ def run_monthly_rows(*, run: SimulationRun) -> list[list[Any]]:
             rows.append(
                 [option["name"], month]
                 + [categories[category.name][month] for category in COST_CATEGORIES]
-                + [total, cumulative]
+                + [total, cumulative, option.get("all_in_usd_per_million_tokens")]
             )
     return rows
 
@@ -35,8 +38,11 @@ MONTHLY_CSV_COLUMNS = [
     *(category.name for category in COST_CATEGORIES),
     "total_usd",
     "cumulative_usd",
+    "all_in_usd_per_million_tokens",
 ]
-"""The columns of ``monthly.csv`` and of the workbook's sheet "monthly"."""
+"""The columns of ``monthly.csv`` and of the workbook's sheet "monthly": the contract's
+(docs/api.md), then the format 1.2 figure appended (a reader of the contract's columns by name or
+position reads them unchanged)."""
 
 
 OPTION_COLUMNS = [
@@ -53,7 +59,24 @@ OPTION_COLUMNS = [
     ("average_utilization", "average_utilization"),
     ("break_even_utilization", "break_even_utilization"),
     ("shortfall_gpu_hours", "shortfall_gpu_hours"),
+    ("all_in_usd_per_million_tokens", "all_in_usd_per_million_tokens"),
+    ("goodput", "goodput"),
 ]
+
+SOURCE_COLUMNS = ["path", "value", "source", "stated_on", "flags"]
+"""The columns of the workbook's sheet "sources" (the result's ``sources``; a tier list as JSON,
+flags comma-separated)."""
+
+
+def _source_cells(row: dict[str, Any]) -> list[Any]:
+    value = row.get("value")
+    return [
+        row.get("path"),
+        json.dumps(value) if isinstance(value, list | dict) else value,
+        row.get("source"),
+        row.get("stated_on"),
+        ", ".join(row.get("flags") or []),
+    ]
 
 
 def run_workbook(*, run: SimulationRun) -> bytes:
@@ -64,8 +87,12 @@ def run_workbook(*, run: SimulationRun) -> bytes:
         [[option.get(key) for _column, key in OPTION_COLUMNS] for option in run.result["options"]],
         columns=[column for column, _key in OPTION_COLUMNS],
     )
+    sources = pd.DataFrame(
+        [_source_cells(row) for row in run.result.get("sources") or []], columns=SOURCE_COLUMNS
+    )
     out = io.BytesIO()
     with pd.ExcelWriter(out, engine="openpyxl") as writer:
         monthly.to_excel(writer, sheet_name="monthly", index=False, freeze_panes=(1, 0))
         options.to_excel(writer, sheet_name="options", index=False, freeze_panes=(1, 0))
+        sources.to_excel(writer, sheet_name="sources", index=False, freeze_panes=(1, 0))
     return out.getvalue()

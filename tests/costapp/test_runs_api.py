@@ -151,9 +151,9 @@ def test_monthly_csv_has_the_named_columns_and_one_row_per_option_and_month(
     assert response.status_code == 200
     assert response["Content-Type"].startswith("text/csv")
     rows = list(csv.reader(io.StringIO(response.content.decode())))
-    assert response.content.decode().splitlines()[0] == (
+    assert response.content.decode().splitlines()[0] == (  # the contract's, then format 1.2's
         "option,month,compute,egress,support,setup,upfront,capex,financing,power,colo,staff,"
-        "residual,bridge,burst,total_usd,cumulative_usd"
+        "residual,bridge,burst,total_usd,cumulative_usd,all_in_usd_per_million_tokens"
     )
     result = run["result"]
     months = result["inputs"]["horizon_months"] + 1

@@ -8,9 +8,12 @@ CBRE colocation row of ``assumptions.csv`` (184.06 USD per kW-month, stated 2024
 """
 
 import copy
+import csv
+import io
 
 import pytest
 from django.test import override_settings
+from openpyxl import load_workbook
 
 from costapp.celery import app
 from costapp.models import Scenario
@@ -299,3 +302,34 @@ def test_a_run_made_before_sources_were_recorded_still_renders_and_says_so(
     page = response.content.decode()
     assert 'id="sources-not-recorded"' in page and "typed in the scenario" not in page
     assert "All-in USD per million tokens" not in page
+
+
+def test_the_csv_carries_the_cost_per_million_tokens_and_the_workbook_a_sources_sheet(
+    catalog, tasks_in_process, client
+):
+    owner = analyst("pat")
+    scenario = Scenario.objects.create(owner=owner, name="Serve 70B", document=serving())
+    run = pipeline.run_create(scenario=scenario)
+    assert run.status == "succeeded", run.error
+    client.force_login(owner)
+    lines = list(
+        csv.DictReader(
+            io.StringIO(client.get(f"/api/v1/runs/{run.pk}/monthly.csv").content.decode())
+        )
+    )
+    for option in run.result["options"]:
+        figures = {
+            row["all_in_usd_per_million_tokens"] for row in lines if row["option"] == option["name"]
+        }
+        assert figures == {repr(option["all_in_usd_per_million_tokens"])}
+    fireworks = run.result["options"][0]
+    assert fireworks["all_in_usd_per_million_tokens"] == pytest.approx(0.9 + 0.9 * 0, rel=0.5)
+    book = load_workbook(io.BytesIO(client.get(f"/runs/{run.pk}/run.xlsx").content))
+    sheet = book["sources"]
+    assert [cell.value for cell in sheet[1]] == ["path", "value", "source", "stated_on", "flags"]
+    rows = [[cell.value for cell in row] for row in sheet.iter_rows(min_row=2)]
+    assert [row[0] for row in rows] == [row["path"] for row in run.sources]
+    assert rows[0][1] == 0.9 and rows[0][4] == "stale"
+    options = book["options"]
+    header = [cell.value for cell in options[1]]
+    assert "all_in_usd_per_million_tokens" in header and "goodput" in header
