@@ -12,6 +12,7 @@ from costapp.tco import FieldError, schema
 
 if TYPE_CHECKING:
     pass
+from costapp.builder.catalog import token_price_value
 from costapp.builder.fields import tiers_text, value_text
 from costapp.builder.forms import (
     BILLING_OWNERS,
@@ -20,6 +21,7 @@ from costapp.builder.forms import (
     QUOTE_FIELDS,
     ScenarioForm,
 )
+from costapp.builder.labels import ASSUMPTION_SUFFIX
 
 
 def _row_data(
@@ -29,10 +31,21 @@ def _row_data(
     leftovers: list[str] = []
     allowed = set(allowed)
     for key, value in item.items():
-        if key in allowed:
-            data[f"{prefix}-{index}-{key}"] = value_text(value)
-        else:
+        if key not in allowed:
             leftovers.append(key)
+        elif prefix == "options" and key == "token_price" and isinstance(value, Mapping):
+            data[f"{prefix}-{index}-{key}"] = token_price_value(
+                value.get("provider"), value.get("model")
+            )
+        elif (
+            prefix == "options"
+            and isinstance(value, Mapping)
+            and list(value) == ["assumption"]
+            and isinstance(value["assumption"], str)
+        ):  # {"assumption": KEY}: the picker beside the number, the number left empty
+            data[f"{prefix}-{index}-{key}{ASSUMPTION_SUFFIX}"] = value["assumption"]
+        else:
+            data[f"{prefix}-{index}-{key}"] = value_text(value)
     return data, leftovers
 
 

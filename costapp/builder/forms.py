@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     pass
 from costapp.builder.catalog import CatalogChoices
 from costapp.builder.fields import INTEGER, NumberField, TiersField, spec_field
-from costapp.builder.labels import NOTES, label_of
+from costapp.builder.labels import ASSUMPTION_SUFFIX, NOTES, label_of
 
 QUANTITY_LABELS = {
     "demand_multiplier": "Demand multiplier",
@@ -224,6 +224,20 @@ OPTION_FORM_FIELDS: dict[str, tuple[str, ...]] = {
 
 QUOTE_FIELDS = {"dedicated": "dedicated_quote", "on_prem": "purchase_quote"}
 
+GPU_OPTION_TYPES = tuple(kind for kind in schema.OPTION_TYPES if kind != "api")
+"""The option types that hold GPUs: the common fields ``gpu`` and ``throughput_factor`` are
+theirs (an ``api`` option has neither, version 1.2)."""
+
+
+def assumption_target(kind: str, name: str) -> str | None:
+    """What a sourced figure for field ``name`` of a ``kind`` option fills (its ``applies_to``:
+    ``on_prem.pue``, ``option.gpu_mtbf_hours``), or None where the format takes no assumption."""
+    if name == "gpu_mtbf_hours":
+        return "option.gpu_mtbf_hours"
+    if kind in schema.ASSUMPTION_OPTION_TYPES:
+        return f"{kind}.{name}"
+    return None
+
 
 class OptionForm(RowForm):
     """One option: the common fields, those of each type and cloud billing (shown for its type
@@ -241,7 +255,8 @@ class OptionForm(RowForm):
                 )
             else:
                 self.fields[name] = spec_field(name, spec)
-            self.owners[name] = ([], [])
+            types = list(GPU_OPTION_TYPES) if name in ("gpu", "throughput_factor") else []
+            self.owners[name] = (types, [])
         billing_specs = {k: v for table in schema.BILLING_FIELDS.values() for k, v in table.items()}
         for kind, table in schema.OPTION_TYPE_FIELDS.items():
             for name, spec in table.items():
@@ -250,7 +265,7 @@ class OptionForm(RowForm):
                     for key, key_spec in billing_specs.items():
                         self._add("cloud", key, key_spec, billings=BILLING_OWNERS[key])
         # where the price comes from first: the quote pickers right after the common fields
-        first = [*schema.OPTION_COMMON_FIELDS, "billing", *QUOTE_FIELDS.values()]
+        first = [*schema.OPTION_COMMON_FIELDS, "billing", *QUOTE_FIELDS.values(), "token_price"]
         self.fields = {
             **{name: self.fields[name] for name in first},
             **{name: f for name, f in self.fields.items() if name not in first},
@@ -262,6 +277,20 @@ class OptionForm(RowForm):
     ) -> None:
         if name in self.owners:
             self.owners[name][0].append(kind)
+            if name + ASSUMPTION_SUFFIX in self.owners:
+                self.owners[name + ASSUMPTION_SUFFIX][0].append(kind)
+            return
+        if name == "token_price":
+            current = self.value(name)
+            choices = _with_value(self.catalog.token_prices, current, "token price")
+            self.fields[name] = forms.ChoiceField(
+                required=False,
+                label=label_of(name),
+                help_text=NOTES["token_price"],
+                choices=[("", "(none: type the prices)"), *choices],
+                widget=forms.Select(attrs={"class": "catalog-figure"}),
+            )
+            self.owners[name] = ([kind], [])
             return
         if name == "offer":
             for member, key in zip(OPTION_FORM_FIELDS["offer"], schema.OFFER_FIELDS, strict=True):
@@ -309,6 +338,19 @@ class OptionForm(RowForm):
         else:
             self.fields[name] = spec_field(name, spec)
         self.owners[name] = ([kind], list(billings or []))
+        target = assumption_target(kind, name) if spec.kind in ("number", "whole") else None
+        figures = self.catalog.assumptions.get(target or "", [])
+        picker = name + ASSUMPTION_SUFFIX
+        if target and (figures or self.value(picker)):  # a reference is never dropped
+            choices = _with_value(figures, self.value(picker), "assumption")
+            self.fields[picker] = forms.ChoiceField(
+                required=False,
+                label=label_of(picker),
+                help_text=NOTES["assumption"],
+                choices=[("", "(none: the number, or its default)"), *choices],
+                widget=forms.Select(attrs={"class": "catalog-figure"}),
+            )
+            self.owners[picker] = ([kind], list(billings or []))
 
     def layout(self) -> list[tuple[forms.BoundField, str, str]]:
         return [
@@ -354,8 +396,13 @@ class OptionForm(RowForm):
                 quote = data.get(QUOTE_FIELDS[kind])
                 if quote:
                     found["quote"] = int(quote) if INTEGER.fullmatch(quote) else quote
+            elif key == "token_price":
+                if data.get(key):
+                    found[key] = json.loads(data[key])
             elif data.get(key) not in (None, ""):
                 found[key] = data[key]
+            elif data.get(key + ASSUMPTION_SUFFIX) and self.shows(key + ASSUMPTION_SUFFIX):
+                found[key] = {"assumption": data[key + ASSUMPTION_SUFFIX]}
         return found
 
     def offer_reference(self) -> tuple[str, str, str] | None:

@@ -56,8 +56,16 @@ LABELS = {
     "max": "Largest size",
     "step": "Step",
     "paths": "Monte Carlo paths",
+    "token_price": "Hosted model's published price",
+    "gpu_mtbf_hours": "GPU MTBF (GPU-hours)",
+    "usd_per_million_tokens": "USD per million output tokens",
+    "usd_per_million_input_tokens": "USD per million input tokens",
+    "usd_per_million_training_tokens": "USD per million training tokens",
     "seed": "Random seed",
 }
+
+ASSUMPTION_SUFFIX = "_assumption"
+"""The form field beside a number that picks a sourced figure for it (``pue_assumption``)."""
 
 NOTES = {
     "gpu_workload": "the GPU the workload's figures are measured on",
@@ -73,7 +81,7 @@ NOTES = {
     "server_kw": "required unless a quote supplies it",
     "servers": "default: sized from the demand",
     "committed_gpus": "default: the peak GPUs of the demand",
-    "term_months": "default: the horizon; 12 or 36 take an offer's 1- or 3-year price",
+    "term_months": "default: the horizon; 12, 36 or 60 take an offer's 1-, 3- or 5-year price",
     "on_demand_usd_per_gpu_hour": "default: the offer's on-demand price; bills work beyond the commitment",
     "bridge_usd_per_gpu_hour": "optional: buys the work before the servers are in service",
     "burst_usd_per_gpu_hour": "optional: buys work beyond capacity (else it is shortfall)",
@@ -82,10 +90,17 @@ NOTES = {
     "egress_provider": "the provider's egress tiers from the catalog",
     "objective": "default: mean_npv with a simulation, else npv",
     "quote": "supplies the servers' figures the option does not give",
+    "token_price": "supplies the output and input prices the option does not give",
+    "usd_per_million_tokens": "required unless a hosted model's price supplies it",
+    "usd_per_million_input_tokens": "default 0, or the hosted model's price",
+    "usd_per_million_training_tokens": "optional: buys training by the token (else it is shortfall)",
+    "assumption": "a sourced figure from the catalog; leave the number empty to use it",
 }
 
 
 def label_of(name: str) -> str:
+    if name.endswith(ASSUMPTION_SUFFIX):
+        return f"{label_of(name[: -len(ASSUMPTION_SUFFIX)])}: sourced figure"
     if name in LABELS:
         return LABELS[name]
     words = [_WORDS.get(word, word) for word in name.split("_")]

@@ -30,7 +30,7 @@ from hardware import selectors as catalog
 OFFER_BILLINGS = {
     "on_demand": ["on_demand"],
     "spot": ["spot"],
-    "committed": ["commit_1y", "commit_3y"],
+    "committed": ["commit_1y", "commit_3y", "commit_5y"],
 }
 """The catalog billings an option's billing can take its price from."""
 
