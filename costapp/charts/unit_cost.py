@@ -1,4 +1,5 @@
-"""The cost per busy GPU-hour of each option [USD/GPU-h]."""
+"""The cost per busy GPU-hour of each GPU option [USD/GPU-h], and (format 1.2) the all-in cost per
+million tokens served of every option, ``api`` options included [USD per million tokens]."""
 
 from __future__ import annotations
 
@@ -18,10 +19,24 @@ from hardware.charts import (
 )
 
 
+def by_the_token_note(result: Mapping[str, Any], what: str) -> str:
+    """The note of a chart that leaves the ``api`` options out ("" when there are none)."""
+    names = [o["name"] for o in result["options"] if o["type"] == "api"]
+    if not names:
+        return ""
+    quoted = ", ".join(f"“{name}”" for name in names)
+    verb = "is" if len(names) == 1 else "are"
+    return (
+        f"{quoted} {verb} bought by the token, with no GPUs of {'its' if len(names) == 1 else 'their'}"
+        f" own: left out of {what}. The cost per million tokens compares every option."
+    )
+
+
 def usd_per_busy_gpu_hour_chart(result: Mapping[str, Any]) -> Chart:
-    """Total cost divided by the GPU-hours of work done [USD per busy GPU-hour], per option;
-    an option without work has no bar."""
-    options = result["options"]
+    """Total cost divided by the GPU-hours of work done [USD per busy GPU-hour], per GPU option
+    (an ``api`` option has no GPU-hours: left out, with a note); an option without work has no
+    bar."""
+    options = [o for o in result["options"] if o["type"] != "api"]
     values = [o["usd_per_busy_gpu_hour"] for o in options]
     figure = empty_figure(
         layout=chart_layout(
@@ -58,4 +73,56 @@ def usd_per_busy_gpu_hour_chart(result: Mapping[str, Any]) -> Chart:
             ("Feasible", lambda o: "yes" if o["feasible"] else "no"),
         ],
     )
-    return Chart("usd-per-gpu-hour", "Cost per busy GPU-hour", figure_json(figure), [table])
+    return Chart(
+        "usd-per-gpu-hour",
+        "Cost per busy GPU-hour",
+        figure_json(figure),
+        [table],
+        note=by_the_token_note(result, "the cost per busy GPU-hour"),
+    )
+
+
+def usd_per_million_tokens_chart(result: Mapping[str, Any]) -> Chart | None:
+    """Each option's all-in cost per million tokens served [USD per million tokens]: its whole
+    cost (training included) over the scenario's generated tokens; None when it serves none."""
+    options = result["options"]
+    values = [o.get("all_in_usd_per_million_tokens") for o in options]
+    if all(v is None for v in values):
+        return None
+    title = "All-in cost per million tokens served"
+    figure = empty_figure(layout=chart_layout(title, "Option", "Cost [USD per million tokens]"))
+    figure.add_trace(
+        option_bar(
+            options,
+            values,
+            marker={
+                "color": [series_color(i) for i in range(len(options))],
+                "pattern": {"shape": ["" if o["feasible"] else "/" for o in options]},
+            },
+            text=[
+                f"${v:,.2f}" + ("" if o["feasible"] else " (infeasible)")
+                for v, o in zip(values, options, strict=True)
+            ],
+            textposition="outside",
+            hovertemplate="%{x}: %{y:$,.3f} per million tokens<extra></extra>",
+            showlegend=False,
+        )
+    )
+    table = option_table(
+        title,
+        options,
+        [
+            ("Type", "type"),
+            ("USD per million tokens", "all_in_usd_per_million_tokens"),
+            ("Total [USD]", "total_usd"),
+            ("Feasible", lambda o: "yes" if o["feasible"] else "no"),
+        ],
+    )
+    return Chart(
+        "usd-per-million-tokens",
+        title,
+        figure_json(figure),
+        [table],
+        note="Every cost of the option over the generated tokens of the scenario (prompt tokens "
+        "are not counted); an infeasible option does not do all the work.",
+    )

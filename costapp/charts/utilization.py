@@ -12,6 +12,7 @@ from costapp.charts.base import (
     horizon_of,
     stacked_panels_layout,
 )
+from costapp.charts.unit_cost import by_the_token_note
 from hardware.charts import (
     TEMPLATE,
     Chart,
@@ -162,4 +163,7 @@ def utilization_chart(result: Mapping[str, Any], curves: Mapping[str, Any]) -> C
         "Every workload's work scaled by one factor (the servers, commitments and fleet stay as "
         "sized); options billed by the hour have no utilization of their own and get no panel."
     )
+    by_the_token = by_the_token_note(result, "this chart: it has no utilization")
+    if by_the_token:
+        note += " " + by_the_token
     return Chart("utilization", "Cost against utilization", figure_json(figure), tables, note)
