@@ -37,6 +37,10 @@ KEY_FIGURES: tuple[FigureSpec, ...] = (
     FigureSpec("p50_usd", "Total, P50 of the paths", "USD"),
     FigureSpec("p90_usd", "Total, P90 of the paths", "USD"),
     FigureSpec("usd_per_busy_gpu_hour", "Cost per busy GPU-hour", "USD/GPU-h"),
+    FigureSpec(
+        "all_in_usd_per_million_tokens", "All-in cost per million tokens", "USD per million tokens"
+    ),
+    FigureSpec("goodput", "Goodput", "share of training work", relative=False, digits=3),
     FigureSpec("provisioned_gpus", "GPUs provisioned", "GPUs", digits=1),
     FigureSpec("break_even_month", "Break-even month", "months", relative=False, digits=1),
     FigureSpec("savings_vs_baseline_pct", "Savings vs baseline", "%", relative=False, digits=1),
@@ -104,6 +108,29 @@ class Comparison:
     only_in_b: list[str]
     facts: list[tuple[str, Any, Any]]
     input_changes: list[InputChange] = field(default_factory=list)
+    source_changes: list[SourceChange] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class SourceChange:
+    """A path of ``sources`` (format 1.2) whose row differs between the runs (its value, source,
+    stated day or flags), ``None`` on the side without such a row."""
+
+    path: str
+    a: Mapping[str, Any] | None
+    b: Mapping[str, Any] | None
+
+
+def sources_diff(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[SourceChange]:
+    """The ``sources`` rows of two results that differ, by path, in A's order then B's."""
+    rows_a = {row["path"]: row for row in a.get("sources") or []}
+    rows_b = {row["path"]: row for row in b.get("sources") or []}
+    paths = list(rows_a) + [path for path in rows_b if path not in rows_a]
+    return [
+        SourceChange(path, rows_a.get(path), rows_b.get(path))
+        for path in paths
+        if rows_a.get(path) != rows_b.get(path)
+    ]
 
 
 def _number(value: Any) -> float | None:
@@ -239,6 +266,7 @@ def results_compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> Comparison:
         only_in_b=[n for n in by_name_b if n not in set(names_a)],
         facts=facts,
         input_changes=inputs_diff(a["inputs"], b["inputs"]),
+        source_changes=sources_diff(a, b),
     )
 
 

@@ -86,3 +86,15 @@ def source_value(value: Any) -> str:
             parts.append(f"{where}: {tier.get('usd_per_gb', 0):,.10g} USD/GB")
         return "; ".join(parts)
     return str(value)
+
+
+@register.filter
+def source_text(row: Any) -> str:
+    """A row of ``sources`` in one line: value, source, stated day, flags; for no row, that the
+    figure had no catalog source."""
+    if not row:
+        return "no catalog source (typed in the scenario, or no such figure)"
+    stated = f"stated {row.get('stated_on')}" if row.get("stated_on") else "date unknown"
+    flags = ", ".join(row.get("flags") or [])
+    parts = [source_value(row.get("value")), str(row.get("source", "")), stated]
+    return " · ".join(parts + ([flags] if flags else []))

@@ -333,3 +333,23 @@ def test_the_csv_carries_the_cost_per_million_tokens_and_the_workbook_a_sources_
     options = book["options"]
     header = [cell.value for cell in options[1]]
     assert "all_in_usd_per_million_tokens" in header and "goodput" in header
+
+
+def test_the_comparison_names_the_figures_whose_source_differs(catalog, tasks_in_process, client):
+    owner = analyst("pat")
+    first = Scenario.objects.create(owner=owner, name="Two clouds", document=two_clouds())
+    typed = two_clouds()
+    typed["options"][0]["usd_per_gpu_hour"] = 2.0
+    second = Scenario.objects.create(owner=owner, name="Typed Shadeform", document=typed)
+    run_a, run_b = (pipeline.run_create(scenario=s) for s in (first, second))
+    client.force_login(owner)
+    response = client.get(f"/runs/compare/?a={run_a.pk}&b={run_b.pk}")
+    assert response.status_code == 200
+    changes = response.context["comparison"].source_changes
+    assert {c.path for c in changes} == {"options[0].usd_per_gpu_hour", "options[0].offer"}
+    price = next(c for c in changes if c.path == "options[0].usd_per_gpu_hour")
+    assert price.a["value"] == 1.95 and price.b is None
+    html = response.content.decode()
+    assert "no catalog source (typed in the scenario" in html
+    figures = {f.key for o in response.context["comparison"].options for f in o.figures}
+    assert "all_in_usd_per_million_tokens" in figures  # both runs have the key (null here)
