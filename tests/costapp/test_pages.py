@@ -144,6 +144,8 @@ def crawl(client, start: str = "/") -> set[str]:
             path = urlsplit(target).path
             if path.startswith("/admin/") and path != "/admin/":
                 continue
+            if tag == "form" and path == "/runs/compare/" and not urlsplit(target).query:
+                continue  # a GET form: asked without the runs it names, a 400 says what is missing
             if path == "/prices/" and urlsplit(target).query and "/prices/?page=2" in seen:
                 continue
             if path.startswith("/offers/") and any(s.startswith("/offers/") for s in seen):
@@ -158,6 +160,31 @@ def crawl(client, start: str = "/") -> set[str]:
                 continue
             queue.append(target)
     return seen
+
+
+def sourced_document() -> dict:
+    """A document whose figures come from every kind of format 1.2 reference: offers (one with
+    its egress price unknown), a hosted model's token price and sourced assumptions."""
+    return {
+        "name": "sourced",
+        "horizon_months": 12,
+        "egress_tb_per_month": 5,
+        "workloads": [
+            {"type": "inference", "name": "chat", "gpu": "h100-sxm", "params_billion": 70,
+             "tokens_per_second": 200},
+        ],
+        "options": [
+            {"type": "cloud", "name": "Shadeform",
+             "offer": {"provider": "shadeform", "instance": "hyperstack_H100x8-NVLINK",
+                       "region": "montreal-canada-2"}},
+            {"type": "api", "name": "Fireworks",
+             "token_price": {"provider": "fireworks",
+                             "model": "fireworks_ai/accounts/fireworks/models/llama-v3p1-70b-instruct"}},
+            {"type": "on_prem", "name": "Buy", "servers": 1, "capex_usd_per_server": 270_000,
+             "server_kw": {"assumption": "dgx_h100_max_kw"},
+             "colo_usd_per_kw_month": {"assumption": "colo_usd_per_kw_month"}},
+        ],
+    }  # fmt: skip
 
 
 def test_every_role_reaches_its_pages_from_home_with_no_external_url_and_no_broken_link(
@@ -180,9 +207,31 @@ def test_every_role_reaches_its_pages_from_home_with_no_external_url_and_no_brok
     try:
         with override_settings(REDIS_URL=""):
             run = pipeline.run_create(scenario=scenario)
+            sourced_scenario = Scenario.objects.create(
+                owner=owner, name="sourced", shared=True, document=sourced_document()
+            )
+            sourced = pipeline.run_create(scenario=sourced_scenario)
     finally:
         app.conf.task_always_eager = eager
     assert run.status == "succeeded", run.error
+    assert sourced.status == "succeeded" and sourced.sources, sourced.error
+    # a run stored before format 1.2: no sources, no tokens or goodput figures
+    old_result = {k: v for k, v in run.result.items() if k != "sources"}
+    old_result["engine_version"] = "1.1.0"
+    old_result["options"] = [
+        {k: v for k, v in o.items() if k not in ("all_in_usd_per_million_tokens", "goodput")}
+        for o in run.result["options"]
+    ]
+    old = type(run).objects.create(
+        scenario=scenario,
+        status="succeeded",
+        inputs=run.inputs,
+        gpus=run.gpus,
+        result=old_result,
+        monthly_breakdown_usd=run.monthly_breakdown_usd,
+        engine_version="1.1.0",
+        document_sha256=run.document_sha256,
+    )
     offer = InstanceOffer.objects.get(provider__slug="aws", instance_type="p5.48xlarge")
     quote = DedicatedQuote.objects.get(reference="DEMO-D-H100-8")
     # each page and the lowest role that may open it (None: any signed-in user)
@@ -201,6 +250,14 @@ def test_every_role_reaches_its_pages_from_home_with_no_external_url_and_no_brok
         "/runs/": ANALYST,
         f"/runs/{run.pk}/": ANALYST,
         f"/runs/{run.pk}/status/": ANALYST,
+        f"/runs/{sourced.pk}/": ANALYST,
+        f"/runs/{sourced.pk}/run.xlsx": ANALYST,
+        f"/api/v1/runs/{sourced.pk}/monthly.csv": ANALYST,
+        f"/runs/{old.pk}/": ANALYST,
+        f"/runs/{old.pk}/run.xlsx": ANALYST,
+        f"/runs/compare/?a={old.pk}&b={sourced.pk}": ANALYST,
+        "/token-prices/": VIEWER,
+        "/assumptions/": VIEWER,
         f"/runs/{run.pk}/run.xlsx": ANALYST,
         f"/runs/{run.pk}/result.json": ANALYST,
         f"/api/v1/runs/{run.pk}/monthly.csv": ANALYST,
@@ -209,7 +266,15 @@ def test_every_role_reaches_its_pages_from_home_with_no_external_url_and_no_brok
         f"/quotes/dedicated/{quote.pk}/edit/": CATALOG_EDITOR,
     }
     # pages reached by following links; the others are only asked for directly
-    linked = set(pages) - {"/gpus/h100-sxm/cheapest/", f"/runs/{run.pk}/status/"}
+    linked = set(pages) - {
+        "/gpus/h100-sxm/cheapest/",
+        f"/runs/{run.pk}/status/",
+        f"/runs/{sourced.pk}/run.xlsx",
+        f"/api/v1/runs/{sourced.pk}/monthly.csv",
+        f"/runs/{old.pk}/",
+        f"/runs/{old.pk}/run.xlsx",
+        f"/runs/compare/?a={old.pk}&b={sourced.pk}",
+    }
     for role in ROLE_NAMES:
         user = user_with_role(f"user-{role}", role, is_staff=role == ADMIN)
         client.force_login(user)
