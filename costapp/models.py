@@ -167,3 +167,31 @@ class RunBlock(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} unit {self.unit} of run {self.run_id}"
+
+
+class Question(models.Model):
+    """A buying question asked at ``/ask/`` in the user's own units (``answers``: the form's
+    values), the plan it built (an ordinary ``scenario`` of the asker's, private) and its latest
+    ``run``. ``notes``: what the plan says of itself (each option's family and GPU, the options
+    the catalog could not price and why); ``changes``: "what would change the answer", computed
+    once from the run's result (repeated engine runs) and kept."""
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="questions"
+    )
+    created = models.DateTimeField(auto_now_add=True)
+    answers = ExactJSONField(default=dict, help_text="the form's values, in the user's units")
+    scenario = models.ForeignKey(
+        Scenario, null=True, on_delete=models.SET_NULL, related_name="questions"
+    )
+    run = models.ForeignKey(
+        SimulationRun, null=True, on_delete=models.SET_NULL, related_name="questions"
+    )
+    notes = ExactJSONField(default=dict, help_text="the plan's options and those left out")
+    changes = ExactJSONField(null=True, help_text="what would change the answer, once computed")
+
+    class Meta:
+        ordering = ["-created", "-id"]
+
+    def __str__(self) -> str:
+        return f"question {self.pk} of {self.owner_id}"

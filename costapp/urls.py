@@ -13,6 +13,7 @@ from accounts import views as account_views
 
 from . import views
 from .api.errors import api_not_found
+from .ask import views as ask_views
 from .builder import views as builder_views
 from .runs import views as run_views
 
@@ -25,6 +26,11 @@ urlpatterns = [
     path("claims/<slug:slug>/", views.claim, name="claim"),
     path("scenarios/", run_views.scenarios, name="scenarios"),
     path("scenarios/<int:pk>/", run_views.scenario, name="scenario"),
+    path("ask/", ask_views.ask, name="ask"),
+    path("ask/questions/", ask_views.questions, name="questions"),
+    path("ask/<int:pk>/", ask_views.answer, name="answer"),
+    path("ask/<int:pk>/result.json", ask_views.answer_json, name="answer-json"),
+    path("ask/<int:pk>/scenario.json", ask_views.answer_scenario, name="answer-scenario"),
     path("scenarios/new/", builder_views.scenario_new, name="scenario-new"),
     path("scenarios/<int:pk>/edit/", builder_views.scenario_edit, name="scenario-edit"),
     path(

@@ -46,10 +46,10 @@ def test_expired_quotes_are_marked_by_status_or_by_date(client, catalog):
     marked.save()
     client.force_login(user_with_role("viewer", "viewer"))
     body = client.get("/quotes/").content.decode()
-    assert f'<tr data-quote="{past.pk}" class="expired">' in body
-    assert f'<tr data-quote="{marked.pk}" class="expired">' in body
+    assert f'<tr data-quote="{past.pk}" class="expired" id="dedicated-quote-{past.pk}">' in body
+    assert f'<tr data-quote="{marked.pk}" class="expired" id="on_prem-quote-{marked.pk}">' in body
     fresh = DedicatedQuote.objects.exclude(pk=past.pk).first()
-    assert f'<tr data-quote="{fresh.pk}">' in body
+    assert f'<tr data-quote="{fresh.pk}" id="dedicated-quote-{fresh.pk}">' in body
     # a viewer gets no create or edit links
     assert "/quotes/dedicated/new/" not in body and "/edit/" not in body
 

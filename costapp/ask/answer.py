@@ -1,0 +1,250 @@
+"""A question's answer, from its run's result: one sentence that says what to buy and how much,
+the figures that drive it, why each infeasible option fails and what would fix it, and "what
+would change the answer" (found by repeated engine runs on the run's own inputs)."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+from costapp.tco import simulate
+
+CHANGE_STEPS = 30
+SENSITIVITY = 0.25
+PRICE_FIELDS = (
+    "usd_per_gpu_hour",
+    "on_demand_usd_per_gpu_hour",
+    "usd_per_server_month",
+    "capex_usd_per_server",
+    "usd_per_million_tokens",
+    "usd_per_million_input_tokens",
+)
+"""The fields scaled when an option's price moves."""
+
+
+def money(value: float | None) -> str:
+    if value is None:
+        return "—"
+    if abs(value) >= 1e6:
+        return f"${value / 1e6:,.2f} million"
+    return f"${value:,.0f}"
+
+
+def _size_words(
+    option: dict[str, Any], role: dict[str, Any], inputs: dict[str, Any], gpu_names: dict[str, str]
+) -> str:
+    family = role["family"]
+    gpus = option["provisioned_gpus"]
+    unit = "GPU" if gpus == 1 else "GPUs"
+    option = {**option, "gpu": gpu_names.get(option.get("gpu") or "", option.get("gpu"))}
+    own: dict[str, Any] = next((o for o in inputs["options"] if o["name"] == option["name"]), {})
+    if family.startswith("committed"):
+        years = role.get("years", 1)
+        return f"Commit to {gpus:,} {option['gpu']} {unit} for {years} year{'s' * (years > 1)}"
+    if family == "on_demand_elastic":
+        return f"Rent {option['gpu']} on demand as the work needs it (up to {gpus:,} {unit} at the peak)"
+    if family == "on_demand_fixed":
+        return f"Rent a fleet of {gpus:,} {option['gpu']} {unit} on demand, kept running"
+    if family == "dedicated":
+        servers = own.get("servers") or 0
+        return (f"Lease {servers:,} dedicated server{'s' * (servers != 1)} of "
+                f"{role.get('gpus_per_server', 8)} {option['gpu']} from {role.get('vendor')}")  # fmt: skip
+    if family == "on_prem":
+        servers = own.get("servers") or 0
+        return (f"Buy {servers:,} server{'s' * (servers != 1)} of {role.get('gpus_per_server', 8)} "
+                f"{option['gpu']}")  # fmt: skip
+    return f"Buy the tokens by the million from {role['words'].split(' from ')[-1]}"
+
+
+def infeasible_reason(option: dict[str, Any], role: dict[str, Any], inputs: dict[str, Any]) -> str:
+    """Why an infeasible option does not do the work, and what would fix it, in words."""
+    training = [w for w in inputs["workloads"] if w["type"] == "training"]
+    if role["family"] == "api":
+        if training:
+            return ("hosted tokens cannot run the fine-tune: the catalog holds no training-token "
+                    "price for this model, so the fine-tune needs GPUs of its own")  # fmt: skip
+        return "the hosted model cannot do this work"
+    lead = role.get("lead_time_months") or 0
+    if role["family"] == "on_prem" and lead:
+        early = [w for w in inputs["workloads"] if w.get("start_month", 1) <= lead]
+        if early:
+            w = early[0]
+            return (f"the servers arrive in month {lead + 1} and “{w['name']}” runs from month "
+                    f"{w.get('start_month', 1)}: give a bridge price (renting until they arrive), "
+                    f"or start that work in month {lead + 1} or later")  # fmt: skip
+    hours = option["shortfall_gpu_hours"]
+    return (f"{hours:,.0f} GPU-hours of work are not done: its capacity is too small for the "
+            "peak; a larger size (see the sizing sweep) or a burst price would fix it")  # fmt: skip
+
+
+def answer_of(result: dict[str, Any], notes: dict[str, Any]) -> dict[str, Any]:
+    """The sentence, the figures that drive it, the infeasible options and the left-out ones."""
+    roles = notes.get("roles", {})
+    inputs = result["inputs"]
+    options = {o["name"]: o for o in result["options"]}
+    horizon = inputs["horizon_months"]
+    infeasible = [
+        {"name": o["name"], "why": infeasible_reason(o, roles.get(o["name"], {"family": ""}), inputs)}
+        for o in result["options"] if not o["feasible"]
+    ]  # fmt: skip
+    cheapest = result.get("cheapest")
+    if cheapest is None:
+        return {"sentence": "No option the catalog can price does all the work: see why below.",
+                "figures": [], "infeasible": infeasible, "recommended": None, "runner_up": None}  # fmt: skip
+    best = options[cheapest]
+    role = roles.get(cheapest, {"family": "", "words": cheapest})
+    words = _size_words(best, role, inputs, notes.get("gpu_names", {}))
+    if role.get("where"):
+        words += f" ({role['where']})"
+    if role["family"].startswith("committed") and any(
+        w["type"] == "training" for w in inputs["workloads"]
+    ):
+        words += " and rent the fine-tune beyond them by the hour"
+    spread = ""
+    if best.get("p10_usd") is not None:
+        spread = f" (P10–P90 {money(best['p10_usd'])}–{money(best['p90_usd'])})"
+    sentence = f"{words}: {money(best['total_usd'])} over the {horizon} months{spread}"
+    baseline = result["baseline"]
+    if cheapest != baseline and best.get("savings_vs_baseline_pct") is not None:
+        sentence += (f", {best['savings_vs_baseline_pct']:.0f} % below renting everything on "
+                     "demand")  # fmt: skip
+        if best.get("break_even_month"):
+            sentence += f"; it pays back in month {best['break_even_month']:.0f}"
+    elif cheapest == baseline:
+        sentence += ": renting on demand is the cheapest of the options the catalog can price"
+    sentence += "."
+    ranked = sorted(
+        (o for o in result["options"] if o["feasible"] and o["name"] != cheapest),
+        key=lambda o: o["npv_usd"],
+    )
+    runner_up = ranked[0]["name"] if ranked else None
+    figures = [("Total over the horizon", money(best["total_usd"])),
+               ("Net present value", money(best["npv_usd"]))]  # fmt: skip
+    if best.get("all_in_usd_per_million_tokens") is not None:
+        figures.append(("All-in cost per million tokens served",
+                        f"${best['all_in_usd_per_million_tokens']:,.2f}"))  # fmt: skip
+    if runner_up:
+        gap = options[runner_up]["npv_usd"] - best["npv_usd"]
+        figures.append((f"Ahead of the runner-up, {runner_up}", f"{money(gap)} in NPV"))
+    return {"sentence": sentence, "figures": figures, "infeasible": infeasible,
+            "recommended": cheapest, "runner_up": runner_up}  # fmt: skip
+
+
+def _npvs(
+    document: dict[str, Any], gpus: dict[str, Any], names: tuple[str, str]
+) -> tuple[float, float]:
+    result = simulate(document, gpus)
+    by_name = {o["name"]: o for o in result["options"]}
+    return by_name[names[0]]["npv_usd"], by_name[names[1]]["npv_usd"]
+
+
+def _plain(inputs: dict[str, Any]) -> dict[str, Any]:
+    """The run's inputs without simulation and sweeps, sizes as the run fixed them."""
+    document = copy.deepcopy({k: v for k, v in inputs.items() if k not in ("simulation", "sizing")})
+    return document
+
+
+def _demand_scaled(document: dict[str, Any], s: float) -> dict[str, Any]:
+    scaled = copy.deepcopy(document)
+    for w in scaled["workloads"]:
+        for field in ("tokens_per_second", "gpus", "runs_per_year"):
+            if w.get(field) is not None:
+                w[field] = w[field] * s
+    return scaled
+
+
+def _price_scaled(document: dict[str, Any], name: str, k: float) -> dict[str, Any]:
+    scaled = copy.deepcopy(document)
+    for option in scaled["options"]:
+        if option["name"] == name:
+            for field in PRICE_FIELDS:
+                if isinstance(option.get(field), int | float):
+                    option[field] = option[field] * k
+    return scaled
+
+
+def _crossing(gap: Callable[[float], float], low: float, high: float) -> float | None:
+    """Where ``gap`` changes sign between ``low`` and ``high`` (bisection), or None."""
+    g_low, g_high = gap(low), gap(high)
+    if g_low == 0:
+        return low
+    if (g_low > 0) == (g_high > 0):
+        return None
+    for _ in range(CHANGE_STEPS):
+        mid = (low + high) / 2
+        g_mid = gap(mid)
+        if (g_mid > 0) == (g_low > 0):
+            low, g_low = mid, g_mid
+        else:
+            high = mid
+    return (low + high) / 2
+
+
+def what_would_change(result: dict[str, Any], recommended: str, runner_up: str) -> dict[str, Any]:
+    """The demand scale and the recommended option's price at which the runner-up costs the same
+    (sizes as the run fixed them), and each key input moved ±25 %: which option wins, by how
+    much. Deterministic engine runs on the run's inputs."""
+    document = _plain(result["inputs"])
+    gpus = result["gpus"]
+    names = (recommended, runner_up)
+
+    def demand_gap(s: float) -> float:
+        a, b = _npvs(_demand_scaled(document, s), gpus, names)
+        return b - a
+
+    def price_gap(k: float) -> float:
+        a, b = _npvs(_price_scaled(document, recommended, k), gpus, names)
+        return b - a
+
+    scale = _crossing(demand_gap, 0.05, 1.0)
+    direction = "less"
+    if scale is None:
+        scale, direction = _crossing(demand_gap, 1.0, 4.0), "more"
+    price = _crossing(price_gap, 1.0, 10.0)
+    moves = []
+    for label, change in (
+        ("Demand", lambda d, f: _demand_scaled(d, f)),
+        (f"Price of {recommended}", lambda d, f: _price_scaled(d, recommended, f)),
+        (f"Price of {runner_up}", lambda d, f: _price_scaled(d, runner_up, f)),
+    ):
+        for factor in (1 - SENSITIVITY, 1 + SENSITIVITY):
+            moved = simulate(change(document, factor), gpus)
+            feasible = [o for o in moved["options"] if o["feasible"]]
+            winner = min(feasible, key=lambda o: o["npv_usd"]) if feasible else None
+            others = [o["npv_usd"] for o in feasible if winner and o["name"] != winner["name"]]
+            moves.append({
+                "input": label, "factor": factor,
+                "winner": winner["name"] if winner else None,
+                "margin_usd": None if winner is None or not others
+                else min(others) - winner["npv_usd"],
+                "recommended_wins": winner is not None and winner["name"] == recommended,
+            })  # fmt: skip
+    return {"recommended": recommended, "runner_up": runner_up, "demand_scale": scale,
+            "demand_direction": direction, "price_factor": price, "moves": moves}  # fmt: skip
+
+
+def change_sentences(changes: dict[str, Any], result: dict[str, Any]) -> list[str]:
+    """The "what would change" figures in words."""
+    rec, other = changes["recommended"], changes["runner_up"]
+    options = {o["name"]: o for o in result["options"]}
+    said = []
+    scale = changes.get("demand_scale")
+    if scale is None:
+        said.append(f"Between 5 % and 4 times the planned demand, {rec} stays ahead of {other}.")
+    else:
+        util = options[rec]["average_utilization"] * scale
+        said.append(
+            f"At {scale * 100:.0f} % of the planned demand ({changes['demand_direction']} work; "
+            f"{rec} then about {min(util, 1.0) * 100:.0f} % busy), {other} costs the same; "
+            f"{'below' if changes['demand_direction'] == 'less' else 'beyond'} that it wins."
+        )
+    factor = changes.get("price_factor")
+    if factor is None:
+        said.append(f"Even at ten times its price, {rec} stays ahead of {other}.")
+    else:
+        said.append(
+            f"If {rec}'s price rose {100 * (factor - 1):.0f} % (× {factor:.2f}), {other} would "
+            "cost the same."
+        )
+    return said

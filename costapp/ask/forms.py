@@ -1,0 +1,205 @@
+"""The question form of ``/ask/``: what you run, in your own units, each field with a one-line
+explanation and a default; no engine words. A bad answer is a message at its field."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from django import forms
+from django.conf import settings
+
+from costapp.ask.presets import MODEL_PRESETS, preset_get
+
+CERTAINTY = {
+    "high": (0.9, 1.1),
+    "medium": (0.7, 1.3),
+    "low": (0.5, 1.6),
+}
+"""How sure of the demand, as the low and high of a triangular demand multiplier around 1."""
+
+CUSTOM = "custom"
+INFERENCE_BYTES = 2 * 1.2  # FP16 weights plus 20 % for the KV cache and activations [GB per B]
+SERVER_GPUS = 8
+
+
+def _number(label: str, help_text: str, *, initial: Any = None, low: float = 0) -> forms.Field:
+    return forms.FloatField(
+        required=False, label=label, help_text=help_text, initial=initial, min_value=low
+    )
+
+
+def _month(label: str, help_text: str, initial: Any = None) -> forms.Field:
+    return forms.IntegerField(
+        required=False, label=label, help_text=help_text, initial=initial, min_value=1
+    )
+
+
+class QuestionForm(forms.Form):
+    """A buying question: serve a model, train or fine-tune one, a steady fleet (one or more),
+    how long, how sure, which GPUs."""
+
+    months = forms.IntegerField(
+        label="How long (months)",
+        initial=36,
+        min_value=1,
+        max_value=120,
+        help_text="the whole period to pay for, from the first month of work",
+    )
+    certainty = forms.ChoiceField(
+        label="How sure of the demand",
+        initial="medium",
+        choices=[
+            (key, f"{key}: between {low:g}× and {high:g}× the figures below")
+            for key, (low, high) in CERTAINTY.items()
+        ],
+        help_text="the range the answer's P10–P90 covers",
+    )
+    gpus = forms.MultipleChoiceField(
+        label="GPU models to consider",
+        initial=["h100-sxm"],
+        choices=[],
+        widget=forms.CheckboxSelectMultiple(attrs={"class": "gpu-choices"}),
+        help_text="up to three; each is priced every way the catalog can",
+    )
+
+    serve = forms.BooleanField(required=False, label="Serve a model", initial=True)
+    serve_model = forms.ChoiceField(
+        required=False,
+        label="Model",
+        choices=[
+            *((p.key, p.label) for p in MODEL_PRESETS),
+            (CUSTOM, "another model (give its size)"),
+        ],
+        initial="llama-3.1-70b",
+        help_text="its size comes from its model card",
+    )
+    serve_params_billion = _number("Model size (billions of parameters)", "only for another model")
+    tokens_per_day = _number(
+        "Generated tokens per day", "the answers' tokens, averaged over the month", low=0
+    )
+    requests_per_day = _number("or: requests per day", "with tokens per request below")
+    tokens_per_request = _number("Generated tokens per request", "with requests per day")
+    prompt_tokens = _number(
+        "Prompt tokens per generated token",
+        "what each answer reads; billed by hosted models",
+        initial=1,
+    )
+    peak_to_average = _number(
+        "Busiest hour against the average", "2 means the busiest hour has twice the traffic",
+        initial=2, low=1,
+    )  # fmt: skip
+    serve_start = _month("Serving from month", "1 is the first month", initial=1)
+    serve_end = _month("Serving until month", "default: the last month")
+
+    train = forms.BooleanField(required=False, label="Train or fine-tune a model")
+    train_model = forms.ChoiceField(
+        required=False,
+        label="Model",
+        choices=[
+            *((p.key, p.label) for p in MODEL_PRESETS),
+            (CUSTOM, "another model (give its size)"),
+        ],
+        initial="llama-3.1-70b",
+        help_text="its size comes from its model card",
+    )
+    train_params_billion = _number("Model size (billions of parameters)", "only for another model")
+    train_tokens_billion = _number("Training tokens per run (billions)", "the tokens one run reads")
+    train_gpu_hours = _number("or: GPU-hours per run", "when you know them, on the first GPU model")
+    train_method = forms.ChoiceField(
+        required=False,
+        label="Training",
+        choices=[
+            ("lora", "adapters (LoRA): the base model frozen"),
+            ("full", "full: every weight, with its optimizer state"),
+        ],
+        initial="lora",
+        help_text="adapters hold no optimizer state for the whole model",
+    )
+    runs_per_year = _number("Runs a year", "12 means one run a month while it lasts", initial=12)
+    train_start = _month("Training from month", "1 is the first month", initial=1)
+    train_end = _month("Training until month", "default: the last month")
+
+    steady = forms.BooleanField(required=False, label="A steady fleet")
+    steady_gpus = _number("GPUs", "busy around the clock at the share below")
+    steady_utilization = forms.FloatField(
+        required=False,
+        label="How busy (0 to 1)",
+        initial=0.7,
+        min_value=0,
+        max_value=1,
+        help_text="0.7 means busy 70 % of the time",
+    )
+
+    def __init__(self, *args: Any, gpu_choices: list[tuple[str, str]], memory: dict[str, float],
+                 **kwargs: Any) -> None:  # fmt: skip
+        super().__init__(*args, **kwargs)
+        gpus_field = self.fields["gpus"]
+        assert isinstance(gpus_field, forms.MultipleChoiceField)
+        gpus_field.choices = gpu_choices
+        self.memory = memory
+        self.discount_rate = settings.ASK_DISCOUNT_RATE
+
+    @staticmethod
+    def params_of(data: dict[str, Any], prefix: str) -> float | None:
+        preset = preset_get(str(data.get(f"{prefix}_model") or ""))
+        if preset is not None:
+            return preset.params_billion
+        return data.get(f"{prefix}_params_billion")
+
+    def clean(self) -> dict[str, Any]:  # noqa: C901 (one check per field, in the form's order)
+        data = super().clean() or {}
+        months = data.get("months")
+        if not (data.get("serve") or data.get("train") or data.get("steady")):
+            raise forms.ValidationError("Say what you run: serve a model, train one, or a fleet.")
+        gpus = data.get("gpus") or []
+        if len(gpus) > 3:
+            self.add_error("gpus", "Choose at most three GPU models.")
+        for prefix in ("serve", "train"):
+            if not data.get(prefix):
+                continue
+            if data.get(f"{prefix}_model") == CUSTOM and not data.get(f"{prefix}_params_billion"):
+                self.add_error(f"{prefix}_params_billion", "Give the model's size.")
+            start, end = data.get(f"{prefix}_start") or 1, data.get(f"{prefix}_end")
+            if months and start > months:
+                self.add_error(f"{prefix}_start", f"Must be within the {months} months.")
+            if end is not None and end < start:
+                self.add_error(f"{prefix}_end", f"Must not be before month {start}.")
+            if months and end is not None and end > months:
+                self.add_error(f"{prefix}_end", f"Must be within the {months} months.")
+        if data.get("serve"):
+            self._clean_serving(data, gpus)
+        if data.get("train"):
+            if not (data.get("train_tokens_billion") or data.get("train_gpu_hours")):
+                self.add_error(
+                    "train_tokens_billion", "Give the tokens a run reads, or its GPU-hours."
+                )
+            if not data.get("runs_per_year"):
+                self.add_error("runs_per_year", "Give how many runs a year, more than 0.")
+        if data.get("steady") and not data.get("steady_gpus"):
+            self.add_error("steady_gpus", "Give the number of GPUs, more than 0.")
+        return data
+
+    def _clean_serving(self, data: dict[str, Any], gpus: list[str]) -> None:
+        per_day = data.get("tokens_per_day")
+        if per_day is None and data.get("requests_per_day") and data.get("tokens_per_request"):
+            per_day = data["requests_per_day"] * data["tokens_per_request"]
+            data["tokens_per_day"] = per_day
+        if not per_day:
+            self.add_error(
+                "tokens_per_day",
+                "Give the generated tokens per day (more than 0), or requests per day and tokens "
+                "per request.",
+            )
+        params = self.params_of(data, "serve")
+        if params:
+            need = params * INFERENCE_BYTES
+            fits = [g for g in gpus if self.memory.get(g, 0) * SERVER_GPUS >= need]
+            if gpus and not fits:
+                largest = max(self.memory.get(g, 0) for g in gpus)
+                self.add_error(
+                    "serve_model" if data.get("serve_model") != CUSTOM else "serve_params_billion",
+                    f"A {params:g}B model needs about {math.ceil(need):,} GB to serve: more than "
+                    f"one server of {SERVER_GPUS} of the GPUs chosen holds "
+                    f"({SERVER_GPUS} × {largest:g} GB).",
+                )

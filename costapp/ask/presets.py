@@ -1,0 +1,54 @@
+"""The open models the question form offers by name, with their sizes from their model cards, and
+the patterns that find their hosted token prices in the catalog."""
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ModelPreset:
+    """A common open model: its size [billions of parameters] as its model card states it, and
+    a pattern matching the catalog's token price rows that sell it (``model`` column)."""
+
+    key: str
+    label: str
+    params_billion: float
+    card: str
+    token_pattern: str
+
+    def sells(self, model: str) -> bool:
+        """Whether a token price row's ``model`` is this model."""
+        return re.search(self.token_pattern, model, re.IGNORECASE) is not None
+
+
+MODEL_PRESETS: tuple[ModelPreset, ...] = (
+    ModelPreset(
+        "llama-3.1-8b", "Llama 3.1 8B", 8.03,
+        "meta-llama/Llama-3.1-8B model card: 8.03B parameters",
+        r"llama[-_ ]?v?3(p1|\.1|-1)[-_ ]?8b",
+    ),
+    ModelPreset(
+        "llama-3.1-70b", "Llama 3.1 / 3.3 70B", 70.6,
+        "meta-llama/Llama-3.1-70B model card: 70.6B parameters",
+        r"llama[-_ ]?v?3(p1|p3|\.1|\.3|-1|-3)[-_ ]?70b",
+    ),
+    ModelPreset(
+        "llama-3.1-405b", "Llama 3.1 405B", 405.0,
+        "meta-llama/Llama-3.1-405B model card: 405B parameters",
+        r"llama[-_ ]?v?3(p1|\.1|-1)[-_ ]?405b",
+    ),
+    ModelPreset(
+        "mixtral-8x7b", "Mixtral 8x7B", 46.7,
+        "mistralai/Mixtral-8x7B-v0.1 model card: 46.7B parameters (12.9B active)",
+        r"mixtral[-_ ]?8x7b",
+    ),
+    ModelPreset(
+        "qwen2-72b", "Qwen2 / Qwen2.5 72B", 72.7,
+        "Qwen/Qwen2.5-72B model card: 72.7B parameters",
+        r"qwen2(\.5)?[-_ ]?72b",
+    ),
+)  # fmt: skip
+
+
+def preset_get(key: str) -> ModelPreset | None:
+    return next((preset for preset in MODEL_PRESETS if preset.key == key), None)

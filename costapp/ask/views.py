@@ -1,0 +1,183 @@
+"""``/ask/``: a buying question in plain words, and its answer.
+
+Every signed-in user with a role may ask; the question is saved as the asker's own private
+scenario and run (only analysts open it in the builder). The answer page polls while the run is
+under way, then shows the answer sentence, the figures that drive it, what would change it, the
+sources, and the run's charts.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_http_methods
+
+from accounts.decorators import role_required
+from accounts.roles import ANALYST, VIEWER, user_has_role
+from costapp.ask.answer import answer_of, change_sentences, what_would_change
+from costapp.ask.forms import QuestionForm
+from costapp.ask.plan import question_plan
+from costapp.models import Question, Scenario, SimulationRun
+from costapp.reports.sources import source_rows
+from costapp.runs import chart_cache, pipeline
+from costapp.runs.store import BrokerUnavailable
+from costapp.tco import ScenarioError
+from hardware.models import GpuModel
+
+
+def _form(data: Any = None, initial: dict[str, Any] | None = None) -> QuestionForm:
+    gpus = list(GpuModel.objects.order_by("name"))
+    return QuestionForm(
+        data,
+        initial=initial,
+        gpu_choices=[
+            (g.slug, f"{g.name} ({g.memory_gb.normalize():f} GB)" if g.memory_gb else g.name)
+            for g in gpus
+        ],  # fmt: skip
+        memory={g.slug: float(g.memory_gb or 0) for g in gpus},
+    )
+
+
+def _answers(form: QuestionForm) -> dict[str, Any]:
+    answers = {k: v for k, v in form.cleaned_data.items() if v not in (None, "")}
+    answers["discount_rate"] = form.discount_rate
+    return answers
+
+
+@role_required(VIEWER)
+@require_http_methods(["GET", "POST"])
+def ask(request: HttpRequest) -> HttpResponse:
+    """The question form; a valid question becomes a private scenario of the asker's and a run,
+    and the answer page follows."""
+    again = request.GET.get("from")
+    initial = None
+    if again and again.isdigit():
+        earlier = Question.objects.filter(pk=int(again), owner_id=request.user.pk).first()
+        initial = dict(earlier.answers) if earlier else None
+    form = _form(request.POST or None, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        answers = _answers(form)
+        document, notes = question_plan(answers, today=timezone.localdate())
+        if not document["options"]:
+            form.add_error("gpus", "The catalog can price none of these GPU models: "
+                           + " ".join(notes["left_out"]))  # fmt: skip
+            return render(request, "ask/ask.html", {"form": form, "here": "ask"})
+        try:
+            question = _question_create(request.user, answers, document, notes)
+        except ScenarioError as exc:
+            for error in exc.errors:
+                form.add_error(
+                    None, f"{error.field}: {error.message}" if error.field else error.message
+                )
+        except BrokerUnavailable as exc:
+            form.add_error(None, str(exc))
+        else:
+            return redirect("answer", pk=question.pk)
+    return render(request, "ask/ask.html", {"form": form, "here": "ask"})
+
+
+def _question_create(user: Any, answers: dict, document: dict, notes: dict) -> Question:
+    from costapp.scenarios import services
+
+    name = document["name"][: Scenario._meta.get_field("name").max_length]
+    scenario = services.scenario_create(
+        owner=user, name=name, document=document,
+        description="Built by Ask from a question in plain words.",
+    )  # fmt: skip
+    run = pipeline.run_create(scenario=scenario)
+    return Question.objects.create(
+        owner=user, answers=answers, scenario=scenario, run=run, notes=notes
+    )
+
+
+def _question(request: HttpRequest, pk: int) -> Question:
+    found = get_object_or_404(Question.objects.select_related("run", "scenario"), pk=pk)
+    if found.owner_id != request.user.pk:
+        raise Http404("no such question")
+    return found
+
+
+def answer_context(question: Question) -> dict[str, Any]:
+    """What the answer page shows of a question whose run has ended."""
+    run = question.run
+    context: dict[str, Any] = {"question": question, "run": run,
+                               "left_out": question.notes.get("left_out", [])}  # fmt: skip
+    if run is None or run.status != SimulationRun.Status.SUCCEEDED or run.result is None:
+        return context
+    result = run.result
+    answer = answer_of(result, question.notes)
+    context["answer"] = answer
+    if question.changes is None and answer["recommended"] and answer["runner_up"]:
+        question.changes = what_would_change(result, answer["recommended"], answer["runner_up"])
+        question.save(update_fields=["changes"])
+    if question.changes:
+        context["changes"] = change_sentences(question.changes, result)
+        context["moves"] = question.changes["moves"]
+    sources = source_rows(result=result, engine_version=run.engine_version)
+    context["sources"] = sources
+    flags = [flag for row in sources["sourced"] for flag in row["flags"]]
+    context["source_counts"] = {
+        "stale": sum(1 for f in flags if f.startswith("stale")),
+        "unknown": sum(1 for f in flags if f.startswith("of unknown age")),
+        "other": sum(1 for f in flags if not f.startswith(("stale", "of unknown age"))),
+    }
+    context["charts"] = chart_cache.run_charts(run=run)
+    context["result"] = result
+    return context
+
+
+@role_required(VIEWER)
+@require_GET
+def answer(request: HttpRequest, pk: int) -> HttpResponse:
+    """A question's answer (its run's progress while it is under way)."""
+    question = _question(request, pk)
+    context = answer_context(question)
+    context["here"] = "ask"
+    context["may_build"] = user_has_role(request.user, ANALYST)
+    context["question_json"] = json.dumps(question.answers, indent=2)
+    template = "ask/_answer_body.html" if request.headers.get("HX-Request") else "ask/answer.html"
+    return render(request, template, context)
+
+
+@role_required(VIEWER)
+@require_GET
+def questions(request: HttpRequest) -> HttpResponse:
+    """The asker's questions, newest first."""
+    found = Question.objects.filter(owner_id=request.user.pk).select_related("run")[:50]
+    if not found:
+        messages.info(request, "You have asked no question yet.")
+    return render(request, "ask/questions.html", {"questions": found, "here": "ask"})
+
+
+@role_required(VIEWER)
+@require_GET
+def answer_json(request: HttpRequest, pk: int) -> HttpResponse:
+    """The answer's result document, as the engine wrote it."""
+    question = _question(request, pk)
+    if question.run is None or question.run.result is None:
+        raise Http404("the question has no result yet")
+    response = HttpResponse(
+        json.dumps(question.run.result, indent=2, allow_nan=False), content_type="application/json"
+    )
+    response["Content-Disposition"] = f'attachment; filename="question-{question.pk}-result.json"'
+    return response
+
+
+@role_required(VIEWER)
+@require_GET
+def answer_scenario(request: HttpRequest, pk: int) -> HttpResponse:
+    """The scenario document the question built (``manage.py simulate`` prices it again)."""
+    question = _question(request, pk)
+    if question.scenario is None:
+        raise Http404("the question's scenario was deleted")
+    response = HttpResponse(
+        json.dumps(question.scenario.document, indent=2, allow_nan=False),
+        content_type="application/json",
+    )
+    response["Content-Disposition"] = f'attachment; filename="question-{question.pk}-scenario.json"'
+    return response

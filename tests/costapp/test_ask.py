@@ -1,0 +1,179 @@
+"""``/ask/``: a buying question in plain words becomes an ordinary scenario and run, and its answer
+says what to buy, why the other options lose or fail, what was left out, and how sure the
+figures are. Tasks run in this process; the catalog is the shipped one."""
+
+import json
+
+import pytest
+from django.test import override_settings
+
+from accounts.roles import VIEWER
+from costapp.celery import app
+from costapp.models import Question, Scenario, SimulationRun
+from costapp.scenarios.services import scenario_simulate
+from tests.factories import UserFactory
+
+from .runs_helpers import analyst
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def tasks_in_process():
+    before = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    with override_settings(REDIS_URL="", RUN_BLOCKS_PER_TASK=4):
+        yield
+    app.conf.task_always_eager = before
+
+
+QUESTION_70B = {
+    "months": "39",
+    "certainty": "medium",
+    "gpus": ["h100-sxm"],
+    "serve": "on",
+    "serve_model": "llama-3.1-70b",
+    "tokens_per_day": "20000000",
+    "prompt_tokens": "1",
+    "peak_to_average": "2",
+    "serve_start": "4",
+    "train": "on",
+    "train_model": "llama-3.1-70b",
+    "train_method": "lora",
+    "train_tokens_billion": "1",
+    "runs_per_year": "12",
+    "train_start": "1",
+    "train_end": "3",
+}
+
+
+def ask(client, **changes):
+    data = {**QUESTION_70B, **changes}
+    data = {k: v for k, v in data.items() if v is not None}
+    return client.post("/ask/", data)
+
+
+def test_the_70b_question_becomes_a_plan_of_every_family_and_an_answer_in_one_sentence(
+    client, catalog, tasks_in_process
+):
+    user = analyst("lead")
+    client.force_login(user)
+    response = ask(client)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    question = Question.objects.get(owner=user)
+    assert response["Location"] == f"/ask/{question.pk}/"
+    run = question.run
+    assert run.status == SimulationRun.Status.SUCCEEDED, run.error
+    families = {role["family"] for role in question.notes["roles"].values()}
+    assert families >= {"on_demand_elastic", "on_demand_fixed", "committed_1y", "committed_3y",
+                        "dedicated", "on_prem", "api"}  # fmt: skip
+    document = question.scenario.document
+    assert not question.scenario.shared and question.scenario.owner == user
+    assert document["simulation"]["paths"] == 10_000
+    assert document["simulation"]["demand_multiplier"] == {
+        "dist": "triangular", "low": 0.7, "mode": 1.0, "high": 1.3}  # fmt: skip
+    assert {s["option"] for s in document["sizing"]} == {
+        name for name, role in question.notes["roles"].items()
+        if role["family"] in ("committed_3y", "on_prem")}  # fmt: skip
+    page = client.get(f"/ask/{question.pk}/").content.decode()
+    result = run.result
+    best = next(o for o in result["options"] if o["name"] == result["cheapest"])
+    sentence = page[page.index('id="answer-sentence"') :].split("</p>")[0]
+    assert f"${best['total_usd']:,.0f} over the 39 months" in sentence
+    assert f"P10–P90 ${best['p10_usd']:,.0f}–${best['p90_usd']:,.0f}" in sentence
+    assert "What would change the answer" in page and 'id="sensitivity"' in page
+    question.refresh_from_db()
+    assert question.changes["runner_up"] and len(question.changes["moves"]) == 6
+    # the plan priced again in this process gives the same result
+    again = scenario_simulate(document=document)
+    assert [o["total_usd"] for o in again["options"]] == [o["total_usd"] for o in result["options"]]
+    assert [o["p90_usd"] for o in again["options"]] == [o["p90_usd"] for o in result["options"]]
+
+
+def test_infeasible_and_left_out_options_and_stale_sources_are_said_in_words(
+    client, catalog, tasks_in_process
+):
+    user = analyst("lead")
+    client.force_login(user)
+    ask(client, gpus=["h100-sxm", "l40s"])
+    question = Question.objects.get(owner=user)
+    page = client.get(f"/ask/{question.pk}/").content.decode()
+    infeasible = page[page.index('id="answer-infeasible"') :].split("</section>")[0]
+    assert "the servers arrive in month 4" in infeasible and "give a bridge price" in infeasible
+    assert "hosted tokens cannot run the fine-tune" in infeasible
+    left = page[page.index('id="answer-left-out"') :].split("</section>")[0]
+    assert "L40S" in left and "no purchase quote" in left
+    said = page[page.index('id="answer-sources-said"') :].split("</section>")[0]
+    assert "are stale" in said and "of unknown age" in said
+    assert "of unknown age: its source states no day" in page  # the token price's row
+
+
+@pytest.mark.parametrize(
+    ("changes", "field", "message"),
+    [
+        ({"tokens_per_day": "-5"}, "tokens_per_day", "greater than or equal to 0"),
+        ({"train_start": "3", "train_end": "2"}, "train_end", "Must not be before month 3"),
+        ({"gpus": ["no-such-gpu"]}, "gpus", "not one of the available choices"),
+        ({"serve_model": "llama-3.1-405b", "gpus": ["l4"]}, "serve_model", "needs about 972 GB"),
+        ({"tokens_per_day": ""}, "tokens_per_day", "Give the generated tokens per day"),
+    ],
+)
+def test_a_bad_answer_shows_its_message_at_the_field_and_stores_nothing(
+    client, catalog, changes, field, message
+):
+    user = analyst("lead")
+    client.force_login(user)
+    response = ask(client, **changes)
+    assert response.status_code == 200
+    errors = response.context["form"].errors
+    assert field in errors and any(message in e for e in errors[field]), errors
+    html = response.content.decode()
+    assert f'id="field-{field}"' in html
+    assert not Question.objects.exists() and not Scenario.objects.exists()
+
+
+def test_a_viewer_asks_and_gets_a_private_answer_others_cannot_read(
+    client, catalog, tasks_in_process
+):
+    viewer = UserFactory(username="finance", roles=[VIEWER])
+    client.force_login(viewer)
+    assert client.get("/ask/").status_code == 200
+    ask(client, train=None, serve_start="1", months="12")
+    question = Question.objects.get(owner=viewer)
+    page = client.get(f"/ask/{question.pk}/").content.decode()
+    assert 'id="answer-sentence"' in page
+    assert "Open it in the builder" not in page  # only analysts open it in the builder
+    assert json.loads(client.get(f"/ask/{question.pk}/scenario.json").content)["options"]
+    other = analyst("other")
+    client.force_login(other)
+    assert client.get(f"/ask/{question.pk}/").status_code == 404
+
+
+def test_the_7b_claim_asked_in_plain_words_reaches_the_claims_conclusion(
+    client, catalog, tasks_in_process
+):
+    """The claim page: a 7B model in FP16 is served from one 24 GB L4, not a 28 GB-class GPU."""
+    user = analyst("lead")
+    client.force_login(user)
+    ask(client, train=None, months="12", serve_start="1", serve_model="custom",
+        serve_params_billion="7", tokens_per_day=str(20 * 86_400), peak_to_average="1",
+        gpus=["l4"])  # fmt: skip
+    result = Question.objects.get(owner=user).run.result
+    fixed = [o for o in result["options"] if "kept running" in o["name"]]
+    assert fixed and fixed[0]["gpu"] == "l4" and fixed[0]["provisioned_gpus"] == 1
+
+
+@pytest.mark.parametrize("utilization", ["0.9", "0.3"])
+def test_the_dedicated_claim_asked_in_plain_words_fails_against_gpu_cloud_prices(
+    client, catalog, tasks_in_process, utilization
+):
+    """The claim page: dedicated servers do not save more than half against GPU-cloud
+    on-demand prices, busy or not."""
+    user = analyst("lead")
+    client.force_login(user)
+    ask(client, serve=None, train=None, months="36", steady="on", steady_gpus="64",
+        steady_utilization=utilization)  # fmt: skip
+    question = Question.objects.get(owner=user)
+    roles = question.notes["roles"]
+    totals = {roles[o["name"]]["family"]: o["total_usd"] for o in question.run.result["options"]}
+    assert totals["dedicated"] > 0.5 * totals["on_demand_elastic"]
