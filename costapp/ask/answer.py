@@ -43,7 +43,7 @@ def _size_words(
         years = role.get("years", 1)
         return f"Commit to {gpus:,} {option['gpu']} {unit} for {years} year{'s' * (years > 1)}"
     if family == "on_demand_elastic":
-        return f"Rent {option['gpu']} on demand as the work needs it (up to {gpus:,} {unit} at the peak)"
+        return f"Rent {option['gpu']} on demand as the work needs it, up to {gpus:,} {unit} at the peak"
     if family == "on_demand_fixed":
         return f"Rent a fleet of {gpus:,} {option['gpu']} {unit} on demand, kept running"
     if family == "dedicated":
@@ -96,7 +96,7 @@ def answer_of(result: dict[str, Any], notes: dict[str, Any]) -> dict[str, Any]:
     role = roles.get(cheapest, {"family": "", "words": cheapest})
     words = _size_words(best, role, inputs, notes.get("gpu_names", {}))
     if role.get("where"):
-        words += f" ({role['where']})"
+        words += f", from {role['where']}"
     if role["family"].startswith("committed") and any(
         w["type"] == "training" for w in inputs["workloads"]
     ):
@@ -111,9 +111,11 @@ def answer_of(result: dict[str, Any], notes: dict[str, Any]) -> dict[str, Any]:
                      "demand")  # fmt: skip
         if best.get("break_even_month"):
             sentence += f"; it pays back in month {best['break_even_month']:.0f}"
-    elif cheapest == baseline:
-        sentence += ": renting on demand is the cheapest of the options the catalog can price"
     sentence += "."
+    if cheapest == baseline:
+        priced = sum(1 for o in result["options"] if o["feasible"])
+        sentence += (f" Renting on demand is the cheapest of the {priced} options the catalog can "
+                     "price that do all the work.")  # fmt: skip
     ranked = sorted(
         (o for o in result["options"] if o["feasible"] and o["name"] != cheapest),
         key=lambda o: o["npv_usd"],
