@@ -131,7 +131,11 @@ def committed_base_usd(
         if renewal is None
         else renewal
     )
-    return base * factor * every_month(1.0, horizon_months)
+    # base × factor × every_month(1.0): × 1 leaves months 1 … H as they are, so only month 0 is
+    # multiplied (by 0), in place in the fresh product.
+    usd: Array = np.multiply(base, factor)
+    usd[..., 0] *= 0.0
+    return usd
 
 
 def upfront_usd(upfront_usd_per_term: float, term_months: int, horizon_months: int) -> Array:
