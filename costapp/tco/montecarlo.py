@@ -284,13 +284,14 @@ def blocks_compute(
         total[:, start : start + n] = costs.total_usd
         npv[:, start : start + n] = costs.npv_usd
         feasible[:, start : start + n] = ~(costs.shortfall_gpu_hours > 0.0)
-        if keep:
-            running_sums(
-                costs.monthly_usd[:, :keep, :],
+        if keep:  # the months, month-major: their running sums are taken below
+            np.copyto(
                 cumulative[:, :, cumulative_start : cumulative_start + keep],
+                costs.monthly_usd[:, :keep, :].transpose(0, 2, 1),
             )
         start += n
         cumulative_start += keep
+    running_sums_in_place(cumulative)
     return BlockResults(
         block_indices=tuple(indices),
         block_paths=tuple(sizes),
@@ -355,17 +356,16 @@ def cheapest_counts(npv_usd: Array, feasible: Mask) -> NDArray[np.int64]:
     return np.bincount(winner[feasible.any(axis=0)], minlength=npv_usd.shape[0]).astype(np.int64)
 
 
-def running_sums(monthly_usd: Array, out: Array) -> None:
-    """Write the running sum over months of ``monthly_usd`` (O, n, H + 1) into ``out``
-    (O, H + 1, n) [USD].
+def running_sums_in_place(cumulative_usd: Array) -> None:
+    """Replace the monthly costs ``cumulative_usd`` (O, H + 1, n) [USD] by their running sum over
+    the months (axis 1).
 
-    Month by month, ``out[:, m] = out[:, m - 1] + monthly_usd[:, :, m]``: the same additions in
-    the same order as ``np.cumsum`` along the months (so the same numbers bit for bit), done a
-    whole row of paths at a time instead of one path at a time.
+    Month by month, ``c[:, m] = c[:, m - 1] + c[:, m]``: the same additions in the same order as
+    ``np.cumsum`` along the months (so the same numbers bit for bit), done a whole row of paths at
+    a time instead of one path at a time, over every path of the result at once.
     """
-    out[:, 0, :] = monthly_usd[:, :, 0]
-    for month in range(1, monthly_usd.shape[-1]):
-        np.add(out[:, month - 1, :], monthly_usd[:, :, month], out=out[:, month, :])
+    for month in range(1, cumulative_usd.shape[1]):
+        np.add(cumulative_usd[:, month - 1], cumulative_usd[:, month], out=cumulative_usd[:, month])
 
 
 def blocks_merge(results: Sequence[BlockResults]) -> Summary:
