@@ -578,6 +578,10 @@ def sorted_linear_percentiles(rows: Array, percentiles: Sequence[float]) -> Arra
     return out
 
 
+ROW_HEAD = 64
+"""Values of each row :func:`row_percentiles` looks at first to see that it varies."""
+
+
 def row_percentiles(values: Array, *, overwrite_input: bool = False) -> Array:
     """:data:`PERCENTILES` of ``values`` along its last axis, shape ``(3, *values.shape[:-1])``.
 
@@ -585,21 +589,32 @@ def row_percentiles(values: Array, *, overwrite_input: bool = False) -> Array:
     :func:`sorted_linear_percentiles`), faster where many rows
     hold one value on every path (a fixed fee, month 0): such a row's percentiles are that value,
     and only the other rows are sorted (:func:`linear_percentiles`), run by run of consecutive
-    rows. With
-    ``overwrite_input`` the rows may be reordered in place instead of copied.
+    rows; a row whose first :data:`ROW_HEAD` values differ is sorted without being read whole
+    first. With ``overwrite_input`` the rows may be reordered in place instead of copied.
     """
     rows = values.reshape(-1, values.shape[-1])
-    low = rows.min(axis=1) + 0.0  # a zero is 0.0, as linear_percentiles gives it
-    varying = np.flatnonzero(low != rows.max(axis=1))
+    # A row whose first values differ varies (min != max, NaN included): only the others are
+    # read whole to tell whether they hold one value (the value their percentiles are).
+    head = rows[:, :ROW_HEAD]
+    low = np.zeros(len(rows))
+    varying = np.ones(len(rows), dtype=bool)
+    for first, stop in _runs(np.flatnonzero(head.min(axis=1) == head.max(axis=1))):
+        low[first:stop] = rows[first:stop].min(axis=1) + 0.0  # a zero is 0.0, as sorted
+        varying[first:stop] = low[first:stop] != rows[first:stop].max(axis=1)
     out = np.broadcast_to(low, (len(PERCENTILES), len(low))).copy()
-    if len(varying):
-        breaks = np.flatnonzero(np.diff(varying) != 1) + 1
-        for run_rows in np.split(varying, breaks):
-            first, stop = int(run_rows[0]), int(run_rows[-1]) + 1
-            out[:, first:stop] = linear_percentiles(
-                rows[first:stop], PERCENTILES, overwrite_input=overwrite_input
-            )
+    for first, stop in _runs(np.flatnonzero(varying)):
+        out[:, first:stop] = linear_percentiles(
+            rows[first:stop], PERCENTILES, overwrite_input=overwrite_input
+        )
     return out.reshape(len(PERCENTILES), *values.shape[:-1])
+
+
+def _runs(indices: NDArray[np.intp]) -> list[tuple[int, int]]:
+    """The runs of consecutive values of ascending ``indices``, as ``(first, stop)`` pairs."""
+    if not len(indices):
+        return []
+    breaks = np.flatnonzero(np.diff(indices) != 1) + 1
+    return [(int(run[0]), int(run[-1]) + 1) for run in np.split(indices, breaks)]
 
 
 def run(plan: Plan, simulation: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
