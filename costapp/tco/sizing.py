@@ -674,7 +674,7 @@ def npv_band(npv_usd: Array) -> tuple[Array, Array]:
     numpy's linear interpolation over all paths), so the P90 here equals it bit for bit."""
     if npv_usd.shape[-1] == 0:
         raise ValueError("no paths to summarise")
-    p10, p90 = montecarlo.linear_percentiles(npv_usd, (10.0, 90.0))
+    p10, p90 = montecarlo.selected_linear_percentiles(npv_usd, (10.0, 90.0))
     return p10, p90
 
 
