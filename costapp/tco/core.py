@@ -9,6 +9,7 @@ months. The deterministic result is ``P = 1`` with every :class:`Futures` field 
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -18,8 +19,14 @@ from numpy.typing import NDArray
 
 from . import demand as dm
 from . import schema
-from .cloud import CloudRates, cloud_fixed_costs, cloud_path_costs, cloud_rates
-from .dedicated import DedicatedRates, dedicated_fixed_costs, dedicated_path_costs, dedicated_rates
+from .cloud import CloudRates, cloud_fixed_costs, cloud_path_costs, cloud_rates, commitment_holds
+from .dedicated import (
+    DedicatedRates,
+    dedicated_fixed_costs,
+    dedicated_path_costs,
+    dedicated_rates,
+    servers_hold,
+)
 from .errors import FieldError, ScenarioError
 from .finance import ceil_tolerant, discount_factors, trend_factor
 from .hosted import ApiRates, api_path_costs, api_rates
@@ -159,11 +166,15 @@ def resident_supply_on_paths(
     return supply
 
 
+SupplyKey = tuple[bytes, tuple[bytes, ...], tuple[bytes, ...]]
+
+
 class PathDemand:
     """``busy_o``, ``supply_o`` and a bound of ``|supply_o|`` of a plan's options on one set of
     futures, each computed once for all the options whose demand has the same numbers (options
-    on the same GPU with the same throughput and failure figures): the same numbers in give the
-    same numbers out, so sharing them changes no result. The arrays are read, never written."""
+    on the same GPU with the same throughput and failure figures), and only when asked for: the
+    same numbers in give the same numbers out, so sharing them changes no result. The arrays are
+    read, never written."""
 
     def __init__(
         self, multiplier: Array | None, n_paths: int, horizon_months: int, multiplier_bound: float
@@ -173,9 +184,14 @@ class PathDemand:
         self.horizon_months = horizon_months
         self.multiplier_bound = multiplier_bound
         self._busy: dict[bytes, Array] = {}
-        self._supply: dict[
-            tuple[bytes, tuple[bytes, ...], tuple[bytes, ...]], tuple[Array, float]
-        ] = {}
+        self._supply: dict[SupplyKey, Array] = {}
+        self._bound: dict[SupplyKey, float] = {}
+        # The largest multiplier, where every multiplier is a finite number >= 0 (see bound).
+        self._top: Array | None = None
+        if multiplier is not None and multiplier.size:
+            top = float(np.max(multiplier))
+            if math.isfinite(top) and float(np.min(multiplier)) >= 0.0:
+                self._top = np.array([top])
 
     def busy(self, option: OptionPlan) -> Array:
         """``busy_o`` on the paths: :func:`busy_on_paths`."""
@@ -186,25 +202,65 @@ class PathDemand:
             self._busy[key] = busy
         return busy
 
-    def supply(self, option: OptionPlan) -> tuple[Array, float]:
-        """``supply_o`` on the paths (:func:`supply_on_paths`) and its :func:`supply_bound`."""
+    def supply(self, option: OptionPlan) -> Array:
+        """``supply_o`` on the paths: :func:`supply_on_paths`."""
         parts = option.supply
         if parts is None or not parts.has_resident:
-            return self.busy(option), self.multiplier_bound * option.busy_abs_max_gpu_hours
-        key = (
-            parts.free.tobytes(),
-            tuple(work.tobytes() for work in parts.busy),
-            tuple(resident.tobytes() for resident in parts.resident),
-        )
-        found = self._supply.get(key)
-        if found is None:
+            return self.busy(option)
+        key = _supply_key(parts)
+        supply = self._supply.get(key)
+        if supply is None:
             supply = resident_supply_on_paths(
                 option, self.multiplier, self.n_paths, self.horizon_months
             )
             assert supply is not None
-            found = (supply, supply_bound(option, supply, self.multiplier_bound))
-            self._supply[key] = found
-        return found
+            self._supply[key] = supply
+        return supply
+
+    def bound(self, option: OptionPlan) -> float:
+        """:func:`supply_bound` of ``supply_o`` on the paths [GPU-h/month].
+
+        With resident GPUs, where the multipliers and the workloads' parts of ``supply_o`` are
+        all numbers >= 0, ``supply_o`` grows with the multiplier month by month (each product,
+        maximum and sum rounds the larger operand to no less), so its largest value is that of
+        the path with the largest multiplier: the maximum of that one row, computed by the same
+        operations, is the maximum over every path bit for bit, without the whole array."""
+        parts = option.supply
+        if parts is None or not parts.has_resident:
+            return self.multiplier_bound * option.busy_abs_max_gpu_hours
+        key = _supply_key(parts)
+        bound = self._bound.get(key)
+        if bound is None:
+            arrays = (parts.free, *parts.busy, *parts.resident)
+            if self._top is not None and all(bool(np.all(a >= 0.0)) for a in arrays):
+                top = resident_supply_on_paths(option, self._top, 1, self.horizon_months)
+                assert top is not None
+                bound = float(np.max(np.abs(top), initial=0.0))
+            else:
+                bound = supply_bound(option, self.supply(option), self.multiplier_bound)
+            self._bound[key] = bound
+        return bound
+
+
+def _supply_key(parts: Supply) -> SupplyKey:
+    """The numbers ``supply_o`` on the paths is made of, as a key."""
+    return (
+        parts.free.tobytes(),
+        tuple(work.tobytes() for work in parts.busy),
+        tuple(resident.tobytes() for resident in parts.resident),
+    )
+
+
+def reads_supply(rates: Rates, supply_bound_gpu_hours: float, hours_per_month: float) -> bool:
+    """False where an option's path costs read of ``supply_o`` only its bound and its shape:
+    dedicated servers or a cloud commitment that ``supply_o`` cannot exceed (as
+    :func:`~costapp.tco.dedicated.dedicated_path_costs` and
+    :func:`~costapp.tco.cloud.cloud_path_costs` judge it)."""
+    if isinstance(rates, DedicatedRates):
+        return not servers_hold(rates, supply_bound_gpu_hours, hours_per_month)
+    if isinstance(rates, CloudRates):
+        return not commitment_holds(rates, supply_bound_gpu_hours, hours_per_month)
+    return True
 
 
 @dataclass(frozen=True, eq=False)
@@ -669,7 +725,11 @@ def option_path_costs(
         )
     if demand is None:
         demand = PathDemand(futures.demand_multiplier, n_paths, horizon_months, multiplier_bound)
-    supply, bound = demand.supply(option)
+    bound = demand.bound(option)
+    if reads_supply(option.rates, bound, hours_per_month):
+        supply = demand.supply(option)
+    else:  # never read (reads_supply): NaN would show in the costs if it were
+        supply = np.broadcast_to(np.nan, (n_paths, horizon_months + 1))
     # Only the on-prem load takes busy_o: the other types need not compute it.
     busy = demand.busy(option) if isinstance(option.rates, OnPremRates) else None
     return gpu_option_path_costs(
