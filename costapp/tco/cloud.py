@@ -131,7 +131,11 @@ def committed_base_usd(
         if renewal is None
         else renewal
     )
-    return base * factor * every_month(1.0, horizon_months)
+    # base × factor × every_month(1.0): × 1 leaves months 1 … H as they are, so only month 0 is
+    # multiplied (by 0), in place in the fresh product.
+    usd: Array = np.multiply(base, factor)
+    usd[..., 0] *= 0.0
+    return usd
 
 
 def upfront_usd(upfront_usd_per_term: float, term_months: int, horizon_months: int) -> Array:
@@ -197,7 +201,7 @@ def cloud_path_costs(
         )
         if busy_bound_gpu_hours is None:
             busy_bound_gpu_hours = float(np.max(np.abs(busy_gpu_hours), initial=0.0))
-        if not within_capacity(busy_bound_gpu_hours, capacity):
+        if not commitment_holds(rates, busy_bound_gpu_hours, hours_per_month):
             overflow = excess_gpu_hours(busy_gpu_hours, capacity)  # beyond the commitment
             if rates.on_demand_usd_per_gpu_hour is None:
                 shortfall = overflow.sum(axis=-1)
@@ -226,3 +230,14 @@ def cloud_path_costs(
         egress = every_month(rates.egress_usd_per_month, horizon_months)
         costs["support"] = support_usd(rates.support_fraction, compute, egress)
     return costs, shortfall
+
+
+def commitment_holds(
+    rates: CloudRates, busy_bound_gpu_hours: float, hours_per_month: float
+) -> bool:
+    """True for committed billing when work bounded by ``busy_bound_gpu_hours`` [GPU-h/month]
+    never exceeds the commitment: :func:`cloud_path_costs` then reads nothing of the work but
+    its number of paths."""
+    return rates.billing == "committed" and within_capacity(
+        busy_bound_gpu_hours, rates.committed_gpus * hours_per_month
+    )

@@ -9,6 +9,7 @@ months. The deterministic result is ``P = 1`` with every :class:`Futures` field 
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -18,8 +19,14 @@ from numpy.typing import NDArray
 
 from . import demand as dm
 from . import schema
-from .cloud import CloudRates, cloud_fixed_costs, cloud_path_costs, cloud_rates
-from .dedicated import DedicatedRates, dedicated_fixed_costs, dedicated_path_costs, dedicated_rates
+from .cloud import CloudRates, cloud_fixed_costs, cloud_path_costs, cloud_rates, commitment_holds
+from .dedicated import (
+    DedicatedRates,
+    dedicated_fixed_costs,
+    dedicated_path_costs,
+    dedicated_rates,
+    servers_hold,
+)
 from .errors import FieldError, ScenarioError
 from .finance import ceil_tolerant, discount_factors, trend_factor
 from .hosted import ApiRates, api_path_costs, api_rates
@@ -120,18 +127,35 @@ def supply_on_paths(
 ) -> tuple[Array, Array]:
     """``busy_o`` and ``supply_o`` per path and month, each broadcastable to ``(P, H + 1)``
     [GPU-h/month]; ``multiplier``: the demand multiplier ``(P,)`` or None (the document's own)."""
+    busy = busy_on_paths(option, multiplier, n_paths, horizon_months)
+    supply = resident_supply_on_paths(option, multiplier, n_paths, horizon_months)
+    return busy, busy if supply is None else supply
+
+
+def busy_on_paths(
+    option: OptionPlan, multiplier: Array | None, n_paths: int, horizon_months: int
+) -> Array:
+    """``busy_o`` per path and month, broadcastable to ``(P, H + 1)`` [GPU-h/month]."""
     busy = option.busy_with_month_zero[np.newaxis, :]
     if multiplier is not None:
         busy = multiplier[:, np.newaxis] * busy
-    busy = np.broadcast_to(busy, (n_paths, horizon_months + 1))
+    return np.broadcast_to(busy, (n_paths, horizon_months + 1))
+
+
+def resident_supply_on_paths(
+    option: OptionPlan, multiplier: Array | None, n_paths: int, horizon_months: int
+) -> Array | None:
+    """``supply_o`` per path and month, broadcastable to ``(P, H + 1)`` [GPU-h/month], where some
+    workload holds resident GPUs on the option; None where none does (``supply_o`` is then
+    ``busy_o``)."""
     supply_parts = option.supply
     if supply_parts is None or not supply_parts.has_resident:
-        return busy, busy
+        return None
     if multiplier is None:
         supply = supply_parts.free[np.newaxis, :]
         for work, resident in zip(supply_parts.busy, supply_parts.resident, strict=True):
             supply = supply + np.maximum(work, resident)
-        return busy, np.broadcast_to(supply, (n_paths, horizon_months + 1))
+        return np.broadcast_to(supply, (n_paths, horizon_months + 1))
     x = multiplier[:, np.newaxis]
     supply = np.multiply(x, supply_parts.free)  # fresh (P, H + 1) arrays, updated in place
     part = np.empty_like(supply)
@@ -139,7 +163,104 @@ def supply_on_paths(
         np.multiply(x, work, out=part)
         np.maximum(part, resident, out=part)
         supply += part
-    return busy, supply
+    return supply
+
+
+SupplyKey = tuple[bytes, tuple[bytes, ...], tuple[bytes, ...]]
+
+
+class PathDemand:
+    """``busy_o``, ``supply_o`` and a bound of ``|supply_o|`` of a plan's options on one set of
+    futures, each computed once for all the options whose demand has the same numbers (options
+    on the same GPU with the same throughput and failure figures), and only when asked for: the
+    same numbers in give the same numbers out, so sharing them changes no result. The arrays are
+    read, never written."""
+
+    def __init__(
+        self, multiplier: Array | None, n_paths: int, horizon_months: int, multiplier_bound: float
+    ) -> None:
+        self.multiplier = multiplier
+        self.n_paths = n_paths
+        self.horizon_months = horizon_months
+        self.multiplier_bound = multiplier_bound
+        self._busy: dict[bytes, Array] = {}
+        self._supply: dict[SupplyKey, Array] = {}
+        self._bound: dict[SupplyKey, float] = {}
+        # The largest multiplier, where every multiplier is a finite number >= 0 (see bound).
+        self._top: Array | None = None
+        if multiplier is not None and multiplier.size:
+            top = float(np.max(multiplier))
+            if math.isfinite(top) and float(np.min(multiplier)) >= 0.0:
+                self._top = np.array([top])
+
+    def busy(self, option: OptionPlan) -> Array:
+        """``busy_o`` on the paths: :func:`busy_on_paths`."""
+        key = option.busy_with_month_zero.tobytes()
+        busy = self._busy.get(key)
+        if busy is None:
+            busy = busy_on_paths(option, self.multiplier, self.n_paths, self.horizon_months)
+            self._busy[key] = busy
+        return busy
+
+    def supply(self, option: OptionPlan) -> Array:
+        """``supply_o`` on the paths: :func:`supply_on_paths`."""
+        parts = option.supply
+        if parts is None or not parts.has_resident:
+            return self.busy(option)
+        key = _supply_key(parts)
+        supply = self._supply.get(key)
+        if supply is None:
+            supply = resident_supply_on_paths(
+                option, self.multiplier, self.n_paths, self.horizon_months
+            )
+            assert supply is not None
+            self._supply[key] = supply
+        return supply
+
+    def bound(self, option: OptionPlan) -> float:
+        """:func:`supply_bound` of ``supply_o`` on the paths [GPU-h/month].
+
+        With resident GPUs, where the multipliers and the workloads' parts of ``supply_o`` are
+        all numbers >= 0, ``supply_o`` grows with the multiplier month by month (each product,
+        maximum and sum rounds the larger operand to no less), so its largest value is that of
+        the path with the largest multiplier: the maximum of that one row, computed by the same
+        operations, is the maximum over every path bit for bit, without the whole array."""
+        parts = option.supply
+        if parts is None or not parts.has_resident:
+            return self.multiplier_bound * option.busy_abs_max_gpu_hours
+        key = _supply_key(parts)
+        bound = self._bound.get(key)
+        if bound is None:
+            arrays = (parts.free, *parts.busy, *parts.resident)
+            if self._top is not None and all(bool(np.all(a >= 0.0)) for a in arrays):
+                top = resident_supply_on_paths(option, self._top, 1, self.horizon_months)
+                assert top is not None
+                bound = float(np.max(np.abs(top), initial=0.0))
+            else:
+                bound = supply_bound(option, self.supply(option), self.multiplier_bound)
+            self._bound[key] = bound
+        return bound
+
+
+def _supply_key(parts: Supply) -> SupplyKey:
+    """The numbers ``supply_o`` on the paths is made of, as a key."""
+    return (
+        parts.free.tobytes(),
+        tuple(work.tobytes() for work in parts.busy),
+        tuple(resident.tobytes() for resident in parts.resident),
+    )
+
+
+def reads_supply(rates: Rates, supply_bound_gpu_hours: float, hours_per_month: float) -> bool:
+    """False where an option's path costs read of ``supply_o`` only its bound and its shape:
+    dedicated servers or a cloud commitment that ``supply_o`` cannot exceed (as
+    :func:`~costapp.tco.dedicated.dedicated_path_costs` and
+    :func:`~costapp.tco.cloud.cloud_path_costs` judge it)."""
+    if isinstance(rates, DedicatedRates):
+        return not servers_hold(rates, supply_bound_gpu_hours, hours_per_month)
+    if isinstance(rates, CloudRates):
+        return not commitment_holds(rates, supply_bound_gpu_hours, hours_per_month)
+    return True
 
 
 @dataclass(frozen=True, eq=False)
@@ -584,13 +705,15 @@ def option_path_costs(
     *,
     cloud_trend: Array | None = None,
     multiplier_bound: float = 1.0,
+    demand: PathDemand | None = None,
 ) -> tuple[dict[str, Array], Array]:
     """One option's categories that may depend on the path [USD/month, broadcastable to
     (P, H + 1)] and its shortfall (P,) [GPU-h]; the others are ``option.fixed_costs``.
 
     ``cloud_trend``: ``k[m]`` at the simulated ``c`` (``(P, H + 1)``), shared by the cloud
     options; None uses the option's own ``option.trend``. ``multiplier_bound``: an upper bound
-    of ``|futures.demand_multiplier|`` [dimensionless] (1 without one).
+    of ``|futures.demand_multiplier|`` [dimensionless] (1 without one). ``demand``: the
+    :class:`PathDemand` of these futures shared by the plan's options (made here when None).
     """
     if isinstance(option.rates, ApiRates):
         return api_path_costs(
@@ -600,7 +723,15 @@ def option_path_costs(
             futures.demand_multiplier,
             futures.api_price_change_per_year,
         )
-    busy, supply = supply_on_paths(option, futures.demand_multiplier, n_paths, horizon_months)
+    if demand is None:
+        demand = PathDemand(futures.demand_multiplier, n_paths, horizon_months, multiplier_bound)
+    bound = demand.bound(option)
+    if reads_supply(option.rates, bound, hours_per_month):
+        supply = demand.supply(option)
+    else:  # never read (reads_supply): NaN would show in the costs if it were
+        supply = np.broadcast_to(np.nan, (n_paths, horizon_months + 1))
+    # Only the on-prem load takes busy_o: the other types need not compute it.
+    busy = demand.busy(option) if isinstance(option.rates, OnPremRates) else None
     return gpu_option_path_costs(
         option,
         futures,
@@ -609,7 +740,7 @@ def option_path_costs(
         hours_per_month,
         horizon_months,
         cloud_trend=cloud_trend,
-        supply_bound=supply_bound(option, supply, multiplier_bound),
+        supply_bound=bound,
     )
 
 
@@ -625,7 +756,7 @@ def supply_bound(option: OptionPlan, supply: Array, multiplier_bound: float) -> 
 def gpu_option_path_costs(
     option: OptionPlan,
     futures: Futures,
-    busy: Array,
+    busy: Array | None,
     supply: Array,
     hours_per_month: float,
     horizon_months: int,
@@ -635,7 +766,8 @@ def gpu_option_path_costs(
     renewal: Array | None = None,
 ) -> tuple[dict[str, Array], Array]:
     """A GPU option's path-dependent categories and shortfall on ``busy_o`` and ``supply_o``
-    ``(P, H + 1)``: every cost takes ``supply_o``, the on-prem load ``u[m]`` takes ``busy_o``."""
+    ``(P, H + 1)``: every cost takes ``supply_o``, the on-prem load ``u[m]`` takes ``busy_o``
+    (which may be None for the other types)."""
     if isinstance(option.rates, CloudRates):
         return cloud_path_costs(
             option.rates,
@@ -654,6 +786,8 @@ def gpu_option_path_costs(
             option.rates, supply, hours_per_month, busy_bound_gpu_hours=supply_bound
         )
     assert isinstance(option.rates, OnPremRates)
+    if busy is None:
+        raise ValueError("an on-prem option's load needs busy_o")
     return on_prem_path_costs(
         option.rates,
         busy,
@@ -691,6 +825,7 @@ def plan_cost(plan: Plan, futures: Futures, n_paths: int, *, categories: bool = 
     c = futures.cloud_price_change_per_year
     if c is not None and any(isinstance(o.rates, CloudRates) for o in plan.options):
         cloud_trend = trend_factor(c, horizon)  # once for every cloud option
+    demand = PathDemand(futures.demand_multiplier, n_paths, horizon, multiplier_bound)
     for o, option in enumerate(plan.options):
         costs, option_shortfall = option_path_costs(
             option,
@@ -700,6 +835,7 @@ def plan_cost(plan: Plan, futures: Futures, n_paths: int, *, categories: bool = 
             horizon,
             cloud_trend=cloud_trend,
             multiplier_bound=multiplier_bound,
+            demand=demand,
         )
         parts = list(costs.values())
         if parts:

@@ -88,9 +88,18 @@ def dedicated_path_costs(
     capacity = capacity_gpu_hours(rates.servers, rates.gpus_per_server, hours_per_month)
     if busy_bound_gpu_hours is None:
         busy_bound_gpu_hours = float(np.max(np.abs(busy_gpu_hours), initial=0.0))
-    if within_capacity(busy_bound_gpu_hours, capacity):
+    if servers_hold(rates, busy_bound_gpu_hours, hours_per_month):
         return {}, np.zeros(busy_gpu_hours.shape[:-1])
     burst, shortfall = burst_or_shortfall(
         excess_gpu_hours(busy_gpu_hours, capacity), rates.burst_usd_per_gpu_hour
     )
     return ({} if burst is None else {"burst": burst}), shortfall
+
+
+def servers_hold(
+    rates: DedicatedRates, busy_bound_gpu_hours: float, hours_per_month: float
+) -> bool:
+    """True when work bounded by ``busy_bound_gpu_hours`` [GPU-h/month] never exceeds the
+    servers: :func:`dedicated_path_costs` then reads nothing of the work but its shape."""
+    capacity = capacity_gpu_hours(rates.servers, rates.gpus_per_server, hours_per_month)
+    return within_capacity(busy_bound_gpu_hours, capacity)

@@ -51,7 +51,7 @@ def renewal_factor(
     # One power per term (not per month): the factor is the same within a term.
     starts = term_months * np.arange(int(term[-1]) + 1)
     per_term = (1.0 + c) ** (starts.astype(np.float64) / 12.0)
-    return np.take(per_term, term, axis=-1)
+    return per_term[..., term]  # np.take(per_term, term, axis=-1), gathered faster
 
 
 def single_term(term_months: int, horizon_months: int) -> bool:

@@ -172,8 +172,9 @@ def on_prem_path_costs(
     [GPU-h/month] (computed when None) that skips the burst when it cannot exceed capacity.
     """
     capacity = capacity_gpu_hours(rates.servers, rates.gpus_per_server, hours_per_month)
-    in_service = in_service_months(rates.lead_time_months, horizon_months)
-    before = before_service_months(rates.lead_time_months, horizon_months)
+    # The months out of service are 0 … lead_time_months (in_service_months), those before
+    # service 1 … lead_time_months (before_service_months): the prefix up to ``start``.
+    start = first_service_month(rates.lead_time_months)
     usd_per_kwh: ArrayLike = rates.usd_per_kwh
     if usd_per_kwh_multiplier is not None:
         usd_per_kwh = rates.usd_per_kwh * np.asarray(usd_per_kwh_multiplier, dtype=np.float64)
@@ -186,25 +187,38 @@ def on_prem_path_costs(
         hours_per_month,
         usd_per_kwh,
     )
-    np.copyto(power, 0.0, where=~in_service)  # no power before service (a fresh array)
+    power[..., :start] = 0.0  # no power before service (a fresh array)
     supply = busy_gpu_hours if supply_gpu_hours is None else supply_gpu_hours
     costs: dict[str, Array] = {"power": power}
     shortfall = np.zeros(busy_gpu_hours.shape[:-1])
-    if before.any():
-        bridge, bridge_shortfall = burst_or_shortfall(
-            np.where(before, supply, 0.0), rates.bridge_usd_per_gpu_hour
-        )
-        if bridge is not None:
-            costs["bridge"] = bridge
-        shortfall = shortfall + bridge_shortfall
+    if start > 1 and horizon_months >= 1:  # some month before service
+        before = before_service_months(rates.lead_time_months, horizon_months)
+        if rates.bridge_usd_per_gpu_hour is None:
+            shortfall = shortfall + np.where(before, supply, 0.0).sum(axis=-1)
+        else:
+            costs["bridge"] = bridge_usd(supply, start, rates.bridge_usd_per_gpu_hour)
     if busy_bound_gpu_hours is None:
         busy_bound_gpu_hours = float(np.max(np.abs(supply), initial=0.0))
     if not within_capacity(busy_bound_gpu_hours, capacity):
-        burst, burst_shortfall = burst_or_shortfall(
-            np.where(in_service, excess_gpu_hours(supply, capacity), 0.0),
-            rates.burst_usd_per_gpu_hour,
-        )
+        excess = excess_gpu_hours(supply, capacity)  # a fresh array
+        excess[..., :start] = 0.0  # in service only
+        burst, burst_shortfall = burst_or_shortfall(excess, rates.burst_usd_per_gpu_hour)
         if burst is not None:
             costs["burst"] = burst
         shortfall = shortfall + burst_shortfall
     return costs, shortfall
+
+
+def first_service_month(lead_time_months: int) -> int:
+    """The first month in service, ``max(1, lead_time_months + 1)``: months ``0 … H`` before it
+    are those :func:`in_service_months` leaves out."""
+    return max(1, int(lead_time_months) + 1)
+
+
+def bridge_usd(supply_gpu_hours: Array, start: int, usd_per_gpu_hour: float) -> Array:
+    """``where(before service, supply_o, 0) × bridge rate`` [USD/month], the months before
+    service being ``1 … start − 1``: the months outside them hold ``0 × rate``, the others
+    ``supply_o × rate``, as the product of the whole masked array would."""
+    usd = np.full(supply_gpu_hours.shape, 0.0 * usd_per_gpu_hour)
+    np.multiply(supply_gpu_hours[..., 1:start], usd_per_gpu_hour, out=usd[..., 1:start])
+    return usd

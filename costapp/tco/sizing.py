@@ -414,7 +414,12 @@ def candidates_cost(
     if not candidates:
         raise ValueError("a sweep has at least one candidate")
     horizon = plan.horizon_months
-    monthly = np.empty((len(candidates), n_paths, horizon + 1))
+    # One candidate's months at a time, in a buffer that stays in cache: its total and NPV are
+    # those of its row of the whole (candidates, paths, months) array (the same sum over each
+    # path's months, the same matrix-vector product of each candidate's (paths, months) matrix).
+    monthly = np.empty((n_paths, horizon + 1))
+    total = np.empty((len(candidates), n_paths)) if totals else None
+    npv = np.empty((len(candidates), n_paths))
     shortfall = np.empty((len(candidates), n_paths))
     busy, supply, renewal = shared_inputs(plan, candidates[0], futures, n_paths)
     bound = supply_bound(candidates[0], supply, multiplier_bound)
@@ -431,17 +436,16 @@ def candidates_cost(
         )
         parts = list(costs.values())
         if parts:
-            np.add(parts[0], option.fixed_usd, out=monthly[c])
+            np.add(parts[0], option.fixed_usd, out=monthly)
             for usd in parts[1:]:
-                monthly[c] += usd
+                monthly += usd
         else:
-            monthly[c] = option.fixed_usd
+            monthly[...] = option.fixed_usd
+        if total is not None:
+            np.sum(monthly, axis=-1, out=total[c])
+        np.matmul(monthly, plan.discount_factors, out=npv[c])
         shortfall[c] = option_shortfall
-    return CandidateCosts(
-        total_usd=monthly.sum(axis=-1) if totals else None,
-        npv_usd=monthly @ plan.discount_factors,
-        short=shortfall > 0.0,
-    )
+    return CandidateCosts(total_usd=total, npv_usd=npv, short=shortfall > 0.0)
 
 
 # --------------------------------------------------------------------------------------------
@@ -674,7 +678,7 @@ def npv_band(npv_usd: Array) -> tuple[Array, Array]:
     numpy's linear interpolation over all paths), so the P90 here equals it bit for bit."""
     if npv_usd.shape[-1] == 0:
         raise ValueError("no paths to summarise")
-    p10, p90 = montecarlo.linear_percentiles(npv_usd, (10.0, 90.0))
+    p10, p90 = montecarlo.selected_linear_percentiles(npv_usd, (10.0, 90.0))
     return p10, p90
 
 

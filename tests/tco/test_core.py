@@ -5,8 +5,16 @@ import dataclasses
 import numpy as np
 import pytest
 
-from costapp.tco.core import CATEGORIES, Futures, plan_cost
+from costapp.tco.core import (
+    CATEGORIES,
+    Futures,
+    PathDemand,
+    plan_cost,
+    supply_bound,
+    supply_on_paths,
+)
 
+from .documents_v12 import served_and_trained
 from .helpers import plan_of, scenario
 
 
@@ -98,3 +106,28 @@ def test_a_plan_carries_what_monte_carlo_needs():
     assert plan.discount_factors.shape == (37,)
     assert plan.options[4].provisioned_gpus == 48 and plan.inputs["options"][4]["servers"] == 6
     assert all(o.busy_gpu_hours.shape == (36,) and o.peak_gpus.shape == (36,) for o in plan.options)
+
+
+def test_the_demand_of_a_block_bounds_supply_as_the_whole_array_does():
+    """The bound of supply_o read from the path with the largest multiplier is the maximum over
+    every path and month, bit for bit, whatever the multipliers (zeros, a negative one)."""
+    plan = plan_of(served_and_trained())
+    rng = np.random.default_rng(11)
+    checked = 0
+    for draws in (
+        rng.triangular(0.0, 1.0, 3.0, 700),
+        np.zeros(40),
+        np.array([0.0, 2.0, 2.0, 0.5]),
+        np.array([-0.5, 1.5, 0.25]),
+    ):
+        n = len(draws)
+        demand = PathDemand(draws, n, plan.horizon_months, float(np.max(np.abs(draws))))
+        for option in plan.options:
+            if option.supply is None or not option.supply.has_resident:
+                continue
+            supply = supply_on_paths(option, draws, n, plan.horizon_months)[1]
+            expected = supply_bound(option, supply, float(np.max(np.abs(draws))))
+            assert np.float64(demand.bound(option)).tobytes() == np.float64(expected).tobytes()
+            assert np.array_equal(demand.supply(option), supply)
+            checked += 1
+    assert checked >= 4

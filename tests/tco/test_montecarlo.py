@@ -528,6 +528,8 @@ def _linear_percentiles_equal_numpys(rows, n, seed, ties, specials, percentiles)
     for result in (
         mc.linear_percentiles(values, percentiles),
         mc.linear_percentiles(values.copy(), percentiles, overwrite_input=True),
+        mc.selected_linear_percentiles(values, percentiles),
+        mc.selected_linear_percentiles(values.copy(), percentiles, overwrite_input=True),
     ):
         assert result.shape == expected.shape
         assert np.array_equal(bits(result), bits(expected)), (result, expected)
@@ -551,6 +553,8 @@ def test_a_zero_percentile_is_plus_zero_however_the_zeros_were_ordered():
         assert np.array_equal(result, np.percentile(values, (*mc.PERCENTILES, 37.5), axis=-1))
         assert not np.signbit(result[result == 0]).any()
         results.add(bits(result).tobytes())
+        selected = mc.selected_linear_percentiles(shuffled, (*mc.PERCENTILES, 37.5))
+        results.add(bits(selected).tobytes())
         rows = mc.row_percentiles(shuffled[:, None, :])
         assert not np.signbit(rows[rows == 0]).any()
     assert len(results) == 1
