@@ -258,6 +258,8 @@ def test_every_role_reaches_its_pages_from_home_with_no_external_url_and_no_brok
         f"/runs/compare/?a={old.pk}&b={sourced.pk}": ANALYST,
         "/token-prices/": VIEWER,
         "/assumptions/": VIEWER,
+        "/ask/": VIEWER,
+        "/ask/questions/": VIEWER,
         f"/runs/{run.pk}/run.xlsx": ANALYST,
         f"/runs/{run.pk}/result.json": ANALYST,
         f"/api/v1/runs/{run.pk}/monthly.csv": ANALYST,
