@@ -215,12 +215,16 @@ def what_would_change(result: dict[str, Any], recommended: str, runner_up: str) 
             feasible = [o for o in moved["options"] if o["feasible"]]
             winner = min(feasible, key=lambda o: o["npv_usd"]) if feasible else None
             others = [o["npv_usd"] for o in feasible if winner and o["name"] != winner["name"]]
+            rivals = [o["npv_usd"] for o in feasible if o["name"] != recommended]
+            mine = next(o for o in moved["options"] if o["name"] == recommended)
             moves.append({
                 "input": label, "factor": factor,
                 "winner": winner["name"] if winner else None,
                 "margin_usd": None if winner is None or not others
                 else min(others) - winner["npv_usd"],
                 "recommended_wins": winner is not None and winner["name"] == recommended,
+                "recommended_lead_usd": min(rivals) - mine["npv_usd"]
+                if rivals and mine["feasible"] else None,
             })  # fmt: skip
     return {"recommended": recommended, "runner_up": runner_up, "demand_scale": scale,
             "demand_direction": direction, "price_factor": price, "moves": moves}  # fmt: skip

@@ -63,6 +63,14 @@ class QuestionForm(forms.Form):
         help_text="up to three; each is priced every way the catalog can",
     )
 
+    egress_tb_per_month = forms.FloatField(
+        required=False,
+        label="Data sent out to the internet (TB a month)",
+        initial=0,
+        min_value=0,
+        help_text="egress, priced in each provider's tiers where the catalog knows them",
+    )
+
     serve = forms.BooleanField(required=False, label="Serve a model", initial=True)
     serve_model = forms.ChoiceField(
         required=False,

@@ -46,8 +46,8 @@ def _egress_known() -> set[str]:
 
 def _cheapest(gpu: str, billing: str, known: set[str]) -> Any | None:
     """The current price row of ``gpu`` for ``billing`` with the lowest USD per GPU-hour whose
-    provider's egress is known; else (a question sends no egress, so nothing is left uncounted)
-    the cheapest of any provider, its egress pricing unknown; None when there is none."""
+    provider's egress is known; else the cheapest of any provider, its egress pricing unknown
+    (``sources`` and the warnings then say so); None when there is none."""
     rows = (
         catalog.current_prices()
         .filter(offer__gpu__slug=gpu, billing=billing)
@@ -281,6 +281,7 @@ def question_plan(answers: dict[str, Any], *, today: date) -> tuple[dict[str, An
         "name": question_title(answers),
         "horizon_months": answers["months"],
         "discount_rate": answers["discount_rate"],
+        "egress_tb_per_month": answers.get("egress_tb_per_month") or 0.0,
         "workloads": workloads,
         "options": options,
         "simulation": {

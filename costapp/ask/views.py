@@ -20,6 +20,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from accounts.decorators import role_required
 from accounts.roles import ANALYST, VIEWER, user_has_role
 from costapp.ask.answer import answer_of, change_sentences, what_would_change
+from costapp.ask.charts import sensitivity_chart
 from costapp.ask.forms import QuestionForm
 from costapp.ask.plan import question_plan
 from costapp.models import Question, Scenario, SimulationRun
@@ -118,6 +119,8 @@ def answer_context(question: Question) -> dict[str, Any]:
     if question.changes:
         context["changes"] = change_sentences(question.changes, result)
         context["moves"] = question.changes["moves"]
+        if all("recommended_lead_usd" in m for m in question.changes["moves"]):
+            context["sensitivity"] = sensitivity_chart(question.changes)
     sources = source_rows(result=result, engine_version=run.engine_version)
     context["sources"] = sources
     flags = [flag for row in sources["sourced"] for flag in row["flags"]]
