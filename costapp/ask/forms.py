@@ -193,7 +193,7 @@ class QuestionForm(forms.Form):
         if per_day is None and data.get("requests_per_day") and data.get("tokens_per_request"):
             per_day = data["requests_per_day"] * data["tokens_per_request"]
             data["tokens_per_day"] = per_day
-        if not per_day:
+        if not per_day and "tokens_per_day" not in self.errors:
             self.add_error(
                 "tokens_per_day",
                 "Give the generated tokens per day (more than 0), or requests per day and tokens "
