@@ -112,6 +112,15 @@ def answer_of(result: dict[str, Any], notes: dict[str, Any]) -> dict[str, Any]:
         if best.get("break_even_month"):
             sentence += f"; it pays back in month {best['break_even_month']:.0f}"
     sentence += "."
+    sized = sized_better(result, best)
+    if sized is not None:
+        sweep, index = sized
+        unit = "GPUs committed" if sweep["field"] == "committed_gpus" else "servers"
+        sentence += (
+            f" Sized better, {sweep['option']} at {sweep['candidates'][index]:,} {unit} costs "
+            f"{money(sweep['total_usd'][index])} ({money(sweep['npv_usd'][index])} in NPV against "
+            f"{money(best['npv_usd'])}): see its sizing sweep."
+        )
     if cheapest == baseline:
         priced = sum(1 for o in result["options"] if o["feasible"])
         sentence += (f" Renting on demand is the cheapest of the {priced} options the catalog can "
@@ -131,6 +140,20 @@ def answer_of(result: dict[str, Any], notes: dict[str, Any]) -> dict[str, Any]:
         figures.append((f"Ahead of the runner-up, {runner_up}", f"{money(gap)} in NPV"))
     return {"sentence": sentence, "figures": figures, "infeasible": infeasible,
             "recommended": cheapest, "runner_up": runner_up}  # fmt: skip
+
+
+def sized_better(result: dict[str, Any], best: dict[str, Any]) -> tuple[dict, int] | None:
+    """The sizing sweep candidate that does all the work at a lower NPV than the recommended
+    option as planned (the lowest such), with its index; None when the plan's option stands."""
+    found: tuple[dict, int] | None = None
+    lowest = best["npv_usd"] - 1e-9 * max(1.0, abs(best["npv_usd"]))
+    for sweep in result.get("sizing") or []:
+        if sweep.get("best") is None or sweep["best"] not in sweep["candidates"]:
+            continue
+        index = sweep["candidates"].index(sweep["best"])
+        if sweep["feasible"][index] and sweep["npv_usd"][index] < lowest:
+            found, lowest = (sweep, index), sweep["npv_usd"][index]
+    return found
 
 
 def _npvs(

@@ -177,3 +177,26 @@ def test_the_dedicated_claim_asked_in_plain_words_fails_against_gpu_cloud_prices
     roles = question.notes["roles"]
     totals = {roles[o["name"]]["family"]: o["total_usd"] for o in question.run.result["options"]}
     assert totals["dedicated"] > 0.5 * totals["on_demand_elastic"]
+
+
+def test_a_sweep_size_cheaper_than_the_plans_option_is_named_in_the_answer():
+    from costapp.ask.answer import answer_of
+
+    option = {"name": "Commit", "type": "cloud", "gpu": "h100-sxm", "feasible": True,
+              "total_usd": 100.0, "npv_usd": 90.0, "provisioned_gpus": 4,
+              "savings_vs_baseline_pct": 10.0, "break_even_month": 0, "shortfall_gpu_hours": 0}  # fmt: skip
+    result = {
+        "baseline": "Rent", "cheapest": "Commit",
+        "inputs": {"horizon_months": 12, "workloads": [], "options": [{"name": "Commit"}]},
+        "options": [option, {**option, "name": "Rent", "total_usd": 111.0, "npv_usd": 99.0}],
+        "sizing": [{"option": "Commit", "field": "committed_gpus", "candidates": [0, 2, 4],
+                    "npv_usd": [99.0, 80.0, 90.0], "total_usd": [111.0, 88.0, 100.0],
+                    "feasible": [True, True, True], "best": 2}],
+    }  # fmt: skip
+    notes = {"roles": {"Commit": {"family": "committed_3y", "years": 3, "words": "commit"},
+                       "Rent": {"family": "on_demand_elastic", "words": "rent"}}}  # fmt: skip
+    sentence = answer_of(result, notes)["sentence"]
+    assert sentence.startswith("Commit to 4 h100-sxm GPUs for 3 years: $100 over the 12 months")
+    assert "Sized better, Commit at 2 GPUs committed costs $88 ($80 in NPV against $90)" in sentence
+    result["sizing"][0]["best"] = 4
+    assert "Sized better" not in answer_of(result, notes)["sentence"]
