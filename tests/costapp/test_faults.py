@@ -1,7 +1,8 @@
 """Faults of the services (docs/api.md, "Basics"): a database or Redis error answers 503 with
 ``Retry-After``, in the API's error format under ``/api/`` and as a plain page elsewhere; while
 Redis does not answer, the throttle, the sign-in limits, the chart cache and the page cache fall
-back to this process, so reads that need no Redis keep answering. The same on the real services:
+back to this process, so reads that need no Redis keep answering; the run pipeline's tasks retry
+a service error instead of failing the run. The same on the real services:
 ``tests/costapp/test_faults_services.py``."""
 
 import logging
@@ -15,7 +16,9 @@ from rest_framework.test import APIClient
 
 from accounts import fallback, guessing, throttling
 from accounts.roles import ANALYST, VIEWER
+from costapp.faults import SERVICE_ERRORS
 from costapp.models import Scenario
+from costapp.runs import pipeline
 from tests.factories import UserFactory
 
 from .runs_helpers import scenario_document
@@ -140,3 +143,31 @@ def test_with_the_broker_down_starting_a_run_is_503_in_the_error_format(settings
     response = api.post(f"/api/v1/scenarios/{scenario.pk}/runs/", {}, format="json")
     assert_503_error_format(response, "Redis")
     assert not scenario.runs.exists()
+
+
+def test_the_pipeline_tasks_retry_service_errors_with_bounded_backoff():
+    from costapp.runs import tasks
+
+    for task in (tasks.run_block_task, tasks.run_merge_task, tasks.run_execute_task):
+        assert set(SERVICE_ERRORS) <= set(task.autoretry_for)
+        assert 0 < task.max_retries <= 20
+        assert task.retry_backoff and 0 < task.retry_backoff_max <= 120
+    assert issubclass(OperationalError, SERVICE_ERRORS)
+    assert issubclass(redis.ConnectionError, SERVICE_ERRORS)
+
+
+def test_a_block_meeting_a_database_error_lets_it_through_and_leaves_the_run_running(
+    pat,  # noqa: F811
+    catalog,
+):
+    scenario = Scenario.objects.create(owner=pat, name="s", document=scenario_document())
+    with mock.patch("costapp.runs.pipeline._units_publish"):
+        run = pipeline.run_create(scenario=scenario)
+    kind, unit, _blocks = run.units[0]
+    with (
+        mock.patch("costapp.runs.pipeline._run_work", side_effect=OperationalError("gone")),
+        pytest.raises(OperationalError),
+    ):
+        pipeline.run_block_execute(run_id=run.pk, kind=kind, unit=unit)
+    run.refresh_from_db()
+    assert run.status == "running" and not run.error
