@@ -1,9 +1,12 @@
 """Faults of the real services (run with GPU_TCO_SERVICES=1): a Redis of the test's own stopped
-under the app, PostgreSQL unreachable, every worker of the run queue stopped."""
+under the app, PostgreSQL unreachable (for the requests; for a worker, behind a proxy cut for a
+few seconds), every worker of the run queue stopped."""
 
+import contextlib
 import shutil
 import socket
 import subprocess
+import threading
 import time
 import uuid
 
@@ -17,7 +20,8 @@ from accounts import guessing, throttling
 from accounts.roles import ANALYST
 from costapp import health
 from costapp.models import Scenario
-from tests.conftest import stop_celery_worker
+from costapp.runs import pipeline
+from tests.conftest import start_celery_worker, stop_celery_worker
 from tests.factories import UserFactory
 
 from .runs_helpers import scenario_document
@@ -181,3 +185,106 @@ def test_healthz_says_when_no_worker_consumes_the_run_queue(client, celery_worke
         stopped = client.get("/healthz")
         assert stopped.status_code == 503
         assert stopped.json()["workers"]["workers"] == 0
+
+
+class Proxy:
+    """A TCP proxy in front of PostgreSQL that can be cut (every connection closed, new ones
+    refused) and opened again on the same port."""
+
+    def __init__(self, target: tuple[str, int]) -> None:
+        self.target = target
+        self.port = free_port()
+        self.pairs: list[socket.socket] = []
+        self.listener: socket.socket | None = None
+        self.lock = threading.Lock()
+
+    def open(self) -> None:
+        listener = socket.socket()
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", self.port))
+        listener.listen(64)
+        self.listener = listener
+        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+
+    def cut(self) -> None:
+        with self.lock:
+            listener, self.listener = self.listener, None
+            if listener is not None:  # shut down first: that wakes the thread blocked in accept
+                with contextlib.suppress(OSError):
+                    listener.shutdown(socket.SHUT_RDWR)
+                listener.close()
+            for sock in self.pairs:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+                sock.close()
+            self.pairs.clear()
+
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return
+            try:
+                server = socket.create_connection(self.target)
+            except OSError:
+                client.close()
+                continue
+            with self.lock:
+                self.pairs += [client, server]
+            for a, b in ((client, server), (server, client)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pipe(source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while data := source.recv(65536):
+                sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            with contextlib.suppress(OSError):
+                sink.shutdown(socket.SHUT_WR)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_database_outage_under_a_worker_delays_its_run_and_never_fails_it(
+    postgres_database, redis_url, catalog, tmp_path
+):
+    queue = f"faults-{uuid.uuid4().hex[:8]}"
+    proxy = Proxy(
+        (postgres_database["HOST"] or "127.0.0.1", int(postgres_database["PORT"] or 5432))
+    )
+    proxy.open()
+    worker = start_celery_worker(
+        redis_url=redis_url,
+        database={**postgres_database, "HOST": "127.0.0.1", "PORT": proxy.port},
+        log_path=tmp_path / "worker.log",
+        concurrency=1,
+        queue=queue,
+        env={"RUN_QUEUE": queue, "RUN_BLOCKS_PER_TASK": "1"},
+    )
+    try:
+        user = UserFactory(roles=[ANALYST])
+        scenario = Scenario.objects.create(
+            owner=user, name="s", document=scenario_document(paths=3_000, seed=3)
+        )
+        proxy.cut()
+        with pytest.raises(OSError):
+            socket.create_connection(("127.0.0.1", proxy.port), timeout=2).close()
+        with override_settings(RUN_QUEUE=queue, RUN_BLOCKS_PER_TASK=1):
+            run = pipeline.run_create(scenario=scenario)
+        time.sleep(4)  # the worker meets the outage: its tasks wait and try again
+        run.refresh_from_db()
+        assert run.status in ("queued", "running") and not run.error
+        proxy.open()
+        deadline = time.monotonic() + 40
+        while run.status not in ("succeeded", "failed") and time.monotonic() < deadline:
+            time.sleep(0.2)
+            run.refresh_from_db()
+        log = worker["log"].read_text()
+        assert run.status == "succeeded", (run.status, run.error, log[-3000:])
+        assert "retry" in log.lower(), log[-3000:]
+    finally:
+        stop_celery_worker(worker)
+        proxy.cut()
