@@ -11,7 +11,9 @@ account's earlier failures (the address's stay).
 
 The counts are sliding logs in the cache: with Redis one sorted set per account and per address,
 checked and written by one script (atomic across processes); with another cache (the embedded
-default's, per process) a list under a lock.
+default's, per process) a list under a lock. While Redis does not answer, the same lists in a
+cache of the process's own (``accounts.fallback``): the limits hold per process, and signing in
+keeps working.
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
+from redis import RedisError
+
+from .fallback import LocalFallback
 
 KEY_PREFIX = "sign-in-failures"
 
@@ -57,6 +62,7 @@ return '0'
 _scripts: dict[int, Any] = {}
 _lock = threading.Lock()
 _keys_used: set[str] = set()
+FALLBACK = LocalFallback("failed sign-ins")
 
 
 def clock() -> float:
@@ -122,25 +128,29 @@ def _redis_script() -> Any:
 
 @dataclass
 class Attempt:
-    """A sign-in attempt that was let through and is counted until :meth:`succeeded`."""
+    """A sign-in attempt that was let through and is counted until :meth:`succeeded`; ``local``
+    is the per-process cache it was counted in (``None``: in Redis)."""
 
     keys: list[str]
     member: str
+    local: Any = None
 
     def succeeded(self) -> None:
         """The password was right: the account's failures are forgotten, and this attempt no
         longer counts against the address."""
         account, address = self.keys
-        script = _redis_script()
-        if script is not None:
-            client = cache.redis_client()  # type: ignore[attr-defined]
-            client.delete(cache.make_and_validate_key(account))
-            client.zrem(cache.make_and_validate_key(address), self.member)
+        if self.local is None:
+            try:
+                client = cache.redis_client()  # type: ignore[attr-defined]
+                client.delete(cache.make_and_validate_key(account))
+                client.zrem(cache.make_and_validate_key(address), self.member)
+            except RedisError as exc:  # the counts wait in Redis for their window to pass
+                FALLBACK.failed(exc)
             return
         with _lock:
-            cache.delete(account)
-            log = [entry for entry in cache.get(address, []) if entry[1] != self.member]
-            cache.set(address, log, settings.SIGN_IN_WINDOW_SECONDS)
+            self.local.delete(account)
+            log = [entry for entry in self.local.get(address, []) if entry[1] != self.member]
+            self.local.set(address, log, settings.SIGN_IN_WINDOW_SECONDS)
 
 
 def attempt_begin(*, username: str, remote_addr: str | None) -> Attempt:
@@ -154,18 +164,24 @@ def attempt_begin(*, username: str, remote_addr: str | None) -> Attempt:
     keys = [key for key, _limit in keyed]
     _keys_used.update(keys)
     script = _redis_script()
+    local: Any = cache
     if script is not None:
-        wait = float(
-            script(
-                keys=[cache.make_and_validate_key(key) for key in keys],
-                args=[repr(now), window, member, *(limit for _key, limit in keyed)],
+        try:
+            wait = float(
+                script(
+                    keys=[cache.make_and_validate_key(key) for key in keys],
+                    args=[repr(now), window, member, *(limit for _key, limit in keyed)],
+                )
             )
-        )
-        if wait > 0:
-            raise TooManyFailures(wait)
-        return Attempt(keys, member)
+        except RedisError as exc:  # counted in this process until Redis is back
+            local = FALLBACK.failed(exc)
+        else:
+            FALLBACK.answered()
+            if wait > 0:
+                raise TooManyFailures(wait)
+            return Attempt(keys, member)
     with _lock:
-        logs = cache.get_many(keys)
+        logs = local.get_many(keys)
         wait = 0.0
         for key, limit in keyed:
             log = [entry for entry in logs.get(key, []) if entry[0] > now - window]
@@ -174,13 +190,14 @@ def attempt_begin(*, username: str, remote_addr: str | None) -> Attempt:
                 wait = max(wait, log[len(log) - limit][0] + window - now)
         if wait > 0:
             raise TooManyFailures(wait)
-        cache.set_many(
+        local.set_many(
             {key: [*logs[key], (now, member)] for key in keys}, timeout=math.ceil(window)
         )
-    return Attempt(keys, member)
+    return Attempt(keys, member, local)
 
 
 def forget_all() -> None:
     """Forget every count this process has written (for tests: each starts with none)."""
     cache.delete_many(list(_keys_used))
+    FALLBACK.cache.clear()
     _keys_used.clear()

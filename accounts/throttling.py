@@ -8,6 +8,8 @@ without touching code.
 The budget is DRF's sliding log: at most that many requests in any window of the period. With
 Redis the log is a sorted set checked and updated by one script (one round trip, and atomic, so
 two workers cannot both take the last request of a budget); with another cache, DRF's own list.
+While Redis does not answer, DRF's list in a cache of the process's own (``accounts.fallback``):
+the budget holds per process, and the API keeps answering.
 """
 
 from __future__ import annotations
@@ -16,7 +18,10 @@ import secrets
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
+from redis import RedisError
 from rest_framework.throttling import SimpleRateThrottle
+
+from .fallback import LocalFallback
 
 # DRF's sliding log, kept in Redis as a sorted set and checked in one round trip: drop the times
 # at or before now - window; refuse when as many as the limit remain (answering how many, and
@@ -34,6 +39,7 @@ redis.call('EXPIRE', key, math.ceil(window))
 return {1, count + 1, '0'}
 """
 _scripts: dict[int, Any] = {}
+FALLBACK = LocalFallback("API requests per token")
 
 
 def _sliding_log(cache: Any) -> Any:
@@ -74,10 +80,15 @@ class TokenRateThrottle(SimpleRateThrottle):
             return super().allow_request(request, view)
         self.key = self.get_cache_key(request, view)
         self.now = self.timer()
-        allowed, count, oldest = script(
-            keys=[self.cache.make_and_validate_key(self.key)],
-            args=[repr(self.now), self.duration, self.num_requests, secrets.token_hex(8)],
-        )
+        try:
+            allowed, count, oldest = script(
+                keys=[self.cache.make_and_validate_key(self.key)],
+                args=[repr(self.now), self.duration, self.num_requests, secrets.token_hex(8)],
+            )
+        except RedisError as exc:  # DRF's list in this process's own cache until Redis is back
+            self.cache = FALLBACK.failed(exc)
+            return super().allow_request(request, view)
+        FALLBACK.answered()
         self.window = (int(count), float(oldest))
         return bool(allowed)
 

@@ -59,6 +59,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # A view meeting a database or Redis error answers 503 with Retry-After (costapp/faults.py).
+    "costapp.faults.ServiceFaultMiddleware",
     # Under /api/: a body over the limit 413, NUL in the path or the query 400, every 4xx in the
     # API's error format.
     "costapp.api.guards.ApiGuardMiddleware",
@@ -260,6 +262,8 @@ CACHES = {
             "BACKEND": "costapp.cache.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": "gputco-cache",
+            # A Redis that hangs costs a request two seconds, not a worker forever.
+            "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2},
         }
         if REDIS_URL
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}

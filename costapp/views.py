@@ -121,7 +121,8 @@ def _claim_cases(claim: Claim) -> list[dict[str, Any]]:
 @never_cache
 @require_GET
 def healthz(request: HttpRequest) -> JsonResponse:
-    """State of the database and the broker; 200 when both are usable, 503 otherwise."""
+    """State of the database, the broker and the run queue's workers; 200 when all answer, 503
+    (the same body, saying which is down) otherwise."""
     report = health_report()
     return JsonResponse(report, status=200 if report["status"] == "ok" else 503)
 

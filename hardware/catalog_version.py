@@ -9,14 +9,20 @@ Every write path reaches :func:`catalog_changed`: ``save()`` and ``delete()`` (t
 services) through the model signals connected in ``hardware/apps.py``; bulk writes and
 ``QuerySet.update()`` (loads, refresh apply, vanished prices) through ``CatalogQuerySet``; a
 migration through ``post_migrate``. The new token is written once the transaction commits, so a
-reader never caches rows of an uncommitted write under the new token.
+reader never caches rows of an uncommitted write under the new token. A write made while the
+cache (Redis) does not answer is kept (it has committed); the failed bump is logged, and a page
+cached before it may be served until ``API_PAGE_CACHE_SECONDS`` pass, if Redis comes back with it.
 """
 
+import logging
 import secrets
 from typing import Any
 
 from django.core.cache import cache
 from django.db import DEFAULT_DB_ALIAS, connections, models, transaction
+from redis import RedisError
+
+logger = logging.getLogger(__name__)
 
 VERSION_KEY = "hardware:catalog-version"
 
@@ -31,7 +37,10 @@ def catalog_version() -> str:
 
 
 def _bump() -> None:
-    cache.set(VERSION_KEY, secrets.token_hex(8), timeout=None)
+    try:
+        cache.set(VERSION_KEY, secrets.token_hex(8), timeout=None)
+    except RedisError as exc:
+        logger.error("the catalog changed but its version could not be bumped: %s", exc)
 
 
 def catalog_changed(*, using: str | None = None) -> None:

@@ -1,10 +1,15 @@
 """The chart cache: a succeeded run's charts, built when it finishes and kept in the cache
-(its result never changes), under a key holding the chart code's version."""
+(its result never changes), under a key holding the chart code's version. While the cache
+(Redis) does not answer, the charts are built for each page instead: a finished run's page needs
+only the database."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+
+from redis import RedisError
 
 from costapp.models import SimulationRun
 
@@ -13,6 +18,8 @@ if TYPE_CHECKING:
 
 # The charts (and plotly with them) are imported when a chart is asked for, not with the module:
 # the workers import the pipeline, and only the task that finishes a run draws its charts.
+
+logger = logging.getLogger(__name__)
 
 RUN_CHARTS_CACHE_S = 86_400
 """How long a succeeded run's charts stay in the cache [s]."""
@@ -31,14 +38,21 @@ def run_charts_cache_key(kind: str, *, run: SimulationRun) -> str:
 def _run_cached(*, run: SimulationRun, kind: str, build: Callable[[], list[Any]]) -> list[Any]:
     """What ``build()`` makes of a succeeded run, from the cache under
     :func:`run_charts_cache_key` (its result never changes once it finished); built and put
-    there when missing."""
+    there when missing (built, and not kept, while the cache does not answer)."""
     from django.core.cache import cache
 
     key = run_charts_cache_key(kind, run=run)
-    found: list[Any] | None = cache.get(key)
+    try:
+        found: list[Any] | None = cache.get(key)
+    except RedisError:
+        logger.warning("run %s: the chart cache does not answer, charts built again", run.pk)
+        return build()
     if found is None:
         found = build()
-        cache.set(key, found, RUN_CHARTS_CACHE_S)
+        try:
+            cache.set(key, found, RUN_CHARTS_CACHE_S)
+        except RedisError:
+            logger.warning("run %s: the chart cache does not answer, charts not kept", run.pk)
     return found
 
 

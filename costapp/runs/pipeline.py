@@ -37,6 +37,7 @@ from django.db import transaction
 from django.utils import timezone
 from kombu.exceptions import OperationalError as KombuOperationalError
 
+from costapp.faults import SERVICE_ERRORS
 from costapp.models import RunBlock, Scenario, SimulationRun
 from costapp.runs import store
 from costapp.runs.blocks import BLOCK_KINDS, monthly_breakdown, run_units, sizing_bands
@@ -158,6 +159,8 @@ def run_create(
     try:
         frozen = _inputs_freeze(scenario=scenario, seed=seed, paths=paths, reprice=reprice)
     except ScenarioError:
+        raise
+    except SERVICE_ERRORS:
         raise
     except Exception as exc:  # an engine failure is the run's outcome, not the request's
         logger.exception("freezing the inputs of scenario %s failed", scenario.pk)
@@ -352,6 +355,8 @@ def run_block_execute(*, run_id: int, kind: str, unit: int) -> None:
         work = _run_work(run_id, row[1])
         if not RunBlock.objects.filter(run_id=run_id, kind=kind, unit=unit).exists():
             payload = BLOCK_KINDS[kind].compute(work.plan, work.inputs, work.units[(kind, unit)])
+    except SERVICE_ERRORS:
+        raise  # a service is down, the unit is not wrong: the task tries again
     except Exception as exc:
         run_fail(run_id=run_id, error=f"{kind} unit {unit} failed: {type(exc).__name__}: {exc}")
         return
@@ -483,6 +488,8 @@ def run_merge(*, run_id: int) -> None:
         json.dumps(result, allow_nan=False)
         json.dumps(curves, allow_nan=False)
         json.dumps(bands, allow_nan=False)
+    except SERVICE_ERRORS:
+        raise  # a service is down, the run is not wrong: the task tries again
     except Exception as exc:
         run_fail(run_id=run_id, error=f"the engine failed: {type(exc).__name__}: {exc}")
         return

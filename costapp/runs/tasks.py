@@ -5,29 +5,51 @@ and the Celery app registers them (``include`` in :mod:`costapp.celery`, and
 :class:`costapp.apps.CostappConfig` for the web processes). Every task acknowledges its message
 only when it has finished (``acks_late``), so a message a dead worker held is delivered again;
 the services make a second delivery harmless.
+
+A database or broker error (``costapp.faults.SERVICE_ERRORS``: the service is down, not the run
+wrong) is retried: each wait is drawn at random up to a bound that doubles from 1 s to
+:data:`RETRY_BACKOFF_MAX_S` (so the block tasks of a run do not all come back at once), for
+:data:`RETRY_MAX` tries after the first (a few minutes in all): an outage that short costs a run
+time, never its result. The pipeline lets those errors through instead of failing the run.
 """
 
 from datetime import timedelta
+from typing import Any
 
 from celery import shared_task
 from django.conf import settings
 
+from costapp.faults import SERVICE_ERRORS
 from costapp.runs import pipeline, store
 
+RETRY_MAX = 12
+"""Tries after the first when the database or the broker is down."""
+RETRY_BACKOFF_MAX_S = 60
+"""The longest wait between two tries [s] (1, 2, 4, … s before that, with jitter)."""
 
-@shared_task(name=store.RUN_EXECUTE_TASK, acks_late=True, ignore_result=True)
+RETRIED: dict[str, Any] = {
+    "autoretry_for": SERVICE_ERRORS,
+    "retry_backoff": 1,
+    "retry_backoff_max": RETRY_BACKOFF_MAX_S,
+    "retry_jitter": True,
+    "max_retries": RETRY_MAX,
+}
+"""The retry options of every task of the pipeline."""
+
+
+@shared_task(name=store.RUN_EXECUTE_TASK, acks_late=True, ignore_result=True, **RETRIED)
 def run_execute_task(run_id: int) -> None:
     """Start (or restart) a run: publish the block tasks it still lacks."""
     pipeline.run_execute(run_id=run_id)
 
 
-@shared_task(name=store.RUN_BLOCK_TASK, acks_late=True, ignore_result=True)
+@shared_task(name=store.RUN_BLOCK_TASK, acks_late=True, ignore_result=True, **RETRIED)
 def run_block_task(run_id: int, kind: str, unit: int) -> None:
     """Compute and store one unit of blocks of a run."""
     pipeline.run_block_execute(run_id=run_id, kind=kind, unit=unit)
 
 
-@shared_task(name=store.RUN_MERGE_TASK, acks_late=True, ignore_result=True)
+@shared_task(name=store.RUN_MERGE_TASK, acks_late=True, ignore_result=True, **RETRIED)
 def run_merge_task(run_id: int) -> None:
     """Merge a run's stored blocks into its result."""
     pipeline.run_merge(run_id=run_id)
@@ -35,5 +57,6 @@ def run_merge_task(run_id: int) -> None:
 
 @shared_task(name=store.RUNS_REQUEUE_STALE_TASK, acks_late=True, ignore_result=True)
 def runs_requeue_stale_task() -> None:
-    """Beat: requeue the runs that show no sign of life (their worker died)."""
+    """Beat: requeue the runs that show no sign of life (their worker died); beat sends it again
+    every minute, so a failure is not retried."""
     pipeline.runs_requeue_stale(stale_after=timedelta(seconds=settings.RUN_STALE_AFTER_S))

@@ -9,21 +9,26 @@ and served only while that is still the version (``hardware/catalog_version.py``
 committed write to the catalog, no page cached before it is served again. Authentication,
 permissions and throttling run before the view, as for any request; only answers 200 are kept.
 
-One cache round trip on a hit: the version and the page are read together.
+One cache round trip on a hit: the version and the page are read together. While the cache
+(Redis) does not answer, pages are made for each request and not kept.
 """
 
 import hashlib
+import logging
 from dataclasses import dataclass
 
 from django.conf import settings
 from django.core.cache import cache
 from django.http import HttpResponse
+from redis import RedisError
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from ..catalog_version import VERSION_KEY, catalog_version
 from ..models import stale_before
+
+logger = logging.getLogger(__name__)
 
 PAGE_KEY_PREFIX = "hardware:api-page:"
 
@@ -60,8 +65,12 @@ def page_lookup(request: Request) -> PageLookup | None:
     key = page_key(request)
     if key is None:
         return None
-    found = cache.get_many([VERSION_KEY, key])
-    version = found.get(VERSION_KEY) or catalog_version()
+    try:
+        found = cache.get_many([VERSION_KEY, key])
+        version = found.get(VERSION_KEY) or catalog_version()
+    except RedisError as exc:
+        logger.warning("the page cache does not answer (%s): page made, not kept", exc)
+        return None
     entry = found.get(key)
     if entry is not None and entry[0] == version:
         _, content_type, body = entry
@@ -76,7 +85,10 @@ def page_store(lookup: PageLookup | None, response: Response) -> Response:
 
     def store(rendered: Response) -> None:
         entry = (lookup.version, rendered["Content-Type"], rendered.content)
-        cache.set(lookup.key, entry, timeout=settings.API_PAGE_CACHE_SECONDS)
+        try:
+            cache.set(lookup.key, entry, timeout=settings.API_PAGE_CACHE_SECONDS)
+        except RedisError as exc:
+            logger.warning("the page cache does not answer (%s): page not kept", exc)
 
     response.add_post_render_callback(store)
     return response

@@ -4,6 +4,7 @@ import pytest
 from django.db import connection
 from django.test import override_settings
 
+from costapp import health
 from costapp.celery import app
 
 
@@ -14,11 +15,15 @@ def test_the_suite_runs_on_postgresql(postgres_database, db):
 
 
 @pytest.mark.services
-def test_healthz_reports_a_real_redis_broker(client, redis_url, db):
+def test_healthz_reports_a_real_redis_broker_and_the_run_queues_workers(
+    client, redis_url, db, celery_worker_process
+):
+    health._workers_seen.clear()
     response = client.get("/healthz")
-    assert response.status_code == 200
+    assert response.status_code == 200, response.content
     body = response.json()
     assert body["broker"] == {"status": "ok", "kind": "redis"}
+    assert body["workers"]["status"] == "ok" and body["workers"]["workers"] >= 1
     assert redis_url.split("@")[-1] not in response.content.decode()
 
 
@@ -42,3 +47,4 @@ def test_healthz_answers_503_when_the_broker_is_down(client):
     body = response.json()
     assert body["status"] == "degraded"
     assert body["broker"]["status"] == "down" and body["database"]["status"] == "ok"
+    assert body["workers"]["status"] == "down"

@@ -70,6 +70,7 @@ def test_healthz_reports_database_and_broker_without_login(client):
     assert body["status"] == "ok"
     assert body["database"]["status"] == "ok"
     assert body["broker"]["status"] == "ok"
+    assert body["workers"] == {"status": "ok", "kind": "in-process"}
     assert "password" not in response.content.decode().lower()
 
 

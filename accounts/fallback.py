@@ -1,0 +1,46 @@
+"""A per-process stand-in for the shared cache while Redis is down.
+
+The throttle (``accounts.throttling``) and the sign-in limits (``accounts.guessing``) keep their
+counts in Redis, shared by every process. When Redis does not answer they fall back to a cache of
+this process's own (Django's ``LocMemCache``): the limits still hold, per process instead of
+across them, and reads that need no Redis keep answering. The fall-back is logged once per
+outage, and again when Redis answers.
+"""
+
+import logging
+import threading
+
+from django.core.cache.backends.locmem import LocMemCache
+
+logger = logging.getLogger(__name__)
+
+
+class LocalFallback:
+    """The stand-in for one use (``what``, in the log): :attr:`cache`, and the log of its state."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        self.cache = LocMemCache(f"gputco-fallback-{what}", {"OPTIONS": {"MAX_ENTRIES": 10_000}})
+        self.degraded = False
+        self._lock = threading.Lock()
+
+    def failed(self, exc: Exception) -> LocMemCache:
+        """Redis failed: log it (once until it answers again); the cache to use instead."""
+        with self._lock:
+            if not self.degraded:
+                self.degraded = True
+                logger.warning(
+                    "Redis does not answer (%s: %s): %s counted per process until it does",
+                    type(exc).__name__,
+                    exc,
+                    self.what,
+                )
+        return self.cache
+
+    def answered(self) -> None:
+        """Redis answered: log the end of an outage."""
+        if self.degraded:
+            with self._lock:
+                if self.degraded:
+                    self.degraded = False
+                    logger.warning("Redis answers again: %s shared across processes", self.what)
