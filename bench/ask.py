@@ -18,11 +18,8 @@ target, met or missed.
 from __future__ import annotations
 
 import argparse
-import io
-import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -30,24 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-QUESTION = {
-    "months": "39",
-    "certainty": "medium",
-    "gpus": ["h100-sxm"],
-    "serve": "on",
-    "serve_model": "llama-3.1-70b",
-    "tokens_per_day": "20000000",
-    "prompt_tokens": "1",
-    "peak_to_average": "2",
-    "serve_start": "4",
-    "train": "on",
-    "train_model": "llama-3.1-70b",
-    "train_method": "lora",
-    "train_tokens_billion": "1",
-    "runs_per_year": "12",
-    "train_start": "1",
-    "train_end": "3",
-}
+from costapp.ask.presets import EXAMPLE_QUESTION as QUESTION  # noqa: E402
+
 QUESTION_TARGET_S = 5.0
 PAGE_TARGET_MS = 300.0
 
@@ -60,24 +41,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3, help="questions asked, answer views")
     args = parser.parse_args()
-    folder = tempfile.mkdtemp(prefix="gpu-tco-bench-ask-")
-    os.environ["DATABASE_URL"] = f"sqlite:///{folder}/bench.sqlite3"
-    os.environ.setdefault("SECRET_KEY", "bench-only")
-    os.environ.setdefault("DEBUG", "true")
-    os.environ.pop("REDIS_URL", None)
-    os.environ["DJANGO_SETTINGS_MODULE"] = "costapp.settings"
-    import django
+    from bench.throwaway import throwaway_django
 
-    django.setup()
+    throwaway_django("gpu-tco-bench-ask-")
     from django.contrib.auth import get_user_model
     from django.contrib.auth.models import Group
-    from django.core.management import call_command
     from django.test import Client
-    from django.test.utils import setup_test_environment
 
-    setup_test_environment()
-    call_command("migrate", verbosity=0)
-    call_command("load_catalog", verbosity=0, stdout=io.StringIO())
     from costapp.models import Question
 
     user = get_user_model().objects.create_user("bench-analyst")

@@ -14,11 +14,8 @@ timed apart), its downloads, and the charts alone. Target: under
 from __future__ import annotations
 
 import argparse
-import io
-import os
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -45,23 +42,11 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5, help="timed requests per page")
     args = parser.parse_args()
 
-    folder = tempfile.mkdtemp(prefix="gpu-tco-bench-")
-    os.environ["DATABASE_URL"] = f"sqlite:///{folder}/bench.sqlite3"
-    os.environ.setdefault("SECRET_KEY", "bench-only")
-    os.environ.setdefault("DEBUG", "true")
-    os.environ.pop("REDIS_URL", None)
-    os.environ["DJANGO_SETTINGS_MODULE"] = "costapp.settings"
-    import django
+    from bench.throwaway import throwaway_django
 
-    django.setup()
+    throwaway_django("gpu-tco-bench-")
     from django.contrib.auth import get_user_model
-    from django.core.management import call_command
     from django.test import Client
-    from django.test.utils import setup_test_environment
-
-    setup_test_environment()
-    call_command("migrate", verbosity=0)
-    call_command("load_catalog", verbosity=0, stdout=io.StringIO())
 
     from costapp.reports.claims import CLAIMS
     from hardware.models import InstanceOffer

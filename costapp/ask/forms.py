@@ -19,6 +19,11 @@ CERTAINTY = {
 """How sure of the demand, as the low and high of a triangular demand multiplier around 1."""
 
 CUSTOM = "custom"
+MODEL_CHOICES = [
+    *((p.key, p.label) for p in MODEL_PRESETS),
+    (CUSTOM, "another model (give its size)"),
+]
+"""The models the form offers by name, and "another model" (its size given)."""
 INFERENCE_BYTES = 2 * 1.2  # FP16 weights plus 20 % for the KV cache and activations [GB per B]
 SERVER_GPUS = 8
 
@@ -75,10 +80,7 @@ class QuestionForm(forms.Form):
     serve_model = forms.ChoiceField(
         required=False,
         label="Model",
-        choices=[
-            *((p.key, p.label) for p in MODEL_PRESETS),
-            (CUSTOM, "another model (give its size)"),
-        ],
+        choices=MODEL_CHOICES,
         initial="llama-3.1-70b",
         help_text="its size comes from its model card",
     )
@@ -104,10 +106,7 @@ class QuestionForm(forms.Form):
     train_model = forms.ChoiceField(
         required=False,
         label="Model",
-        choices=[
-            *((p.key, p.label) for p in MODEL_PRESETS),
-            (CUSTOM, "another model (give its size)"),
-        ],
+        choices=MODEL_CHOICES,
         initial="llama-3.1-70b",
         help_text="its size comes from its model card",
     )

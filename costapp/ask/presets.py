@@ -50,5 +50,28 @@ MODEL_PRESETS: tuple[ModelPreset, ...] = (
 )  # fmt: skip
 
 
+EXAMPLE_QUESTION: dict[str, object] = {
+    "months": "39",
+    "certainty": "medium",
+    "gpus": ["h100-sxm"],
+    "serve": "on",
+    "serve_model": "llama-3.1-70b",
+    "tokens_per_day": "20000000",
+    "prompt_tokens": "1",
+    "peak_to_average": "2",
+    "serve_start": "4",
+    "train": "on",
+    "train_model": "llama-3.1-70b",
+    "train_method": "lora",
+    "train_tokens_billion": "1",
+    "runs_per_year": "12",
+    "train_start": "1",
+    "train_end": "3",
+}
+"""The question form's data for "fine-tune a 70B model for three months, then serve it at about
+20 million tokens a day for three years" (1B tokens a fine-tuning run, one run a month): what
+the benchmark and the tests ask."""
+
+
 def preset_get(key: str) -> ModelPreset | None:
     return next((preset for preset in MODEL_PRESETS if preset.key == key), None)

@@ -32,6 +32,28 @@ def by_the_token_note(result: Mapping[str, Any], what: str) -> str:
     )
 
 
+def unit_cost_bar(
+    options: list[Mapping[str, Any]], values: list[Any], unit: str, empty: str
+) -> Any:
+    """One bar per option of a unit cost, coloured by option, infeasible ones hatched, each
+    labelled with its value ("``empty``" where there is none); hover says the ``unit``."""
+    return option_bar(
+        options,
+        values,
+        marker={
+            "color": [series_color(i) for i in range(len(options))],
+            "pattern": {"shape": ["" if o["feasible"] else "/" for o in options]},
+        },
+        text=[
+            empty if v is None else f"${v:,.2f}" + ("" if o["feasible"] else " (infeasible)")
+            for v, o in zip(values, options, strict=True)
+        ],
+        textposition="outside",
+        hovertemplate=f"%{{x}}: %{{y:$,.3f}} {unit}<extra></extra>",
+        showlegend=False,
+    )
+
+
 def usd_per_busy_gpu_hour_chart(result: Mapping[str, Any]) -> Chart:
     """Total cost divided by the GPU-hours of work done [USD per busy GPU-hour], per GPU option
     (an ``api`` option has no GPU-hours: left out, with a note); an option without work has no
@@ -43,25 +65,7 @@ def usd_per_busy_gpu_hour_chart(result: Mapping[str, Any]) -> Chart:
             "Cost per busy GPU-hour", "Option", "Cost per busy GPU-hour [USD/GPU-h]"
         )
     )
-    figure.add_trace(
-        option_bar(
-            options,
-            values,
-            marker={
-                "color": [series_color(i) for i in range(len(options))],
-                "pattern": {"shape": ["" if o["feasible"] else "/" for o in options]},
-            },
-            text=[
-                "no work"
-                if v is None
-                else f"${v:,.2f}" + ("" if o["feasible"] else " (infeasible)")
-                for v, o in zip(values, options, strict=True)
-            ],
-            textposition="outside",
-            hovertemplate="%{x}: %{y:$,.3f} per busy GPU-hour<extra></extra>",
-            showlegend=False,
-        )
-    )
+    figure.add_trace(unit_cost_bar(options, values, "per busy GPU-hour", "no work"))
     table = option_table(
         "Cost per busy GPU-hour",
         options,
@@ -91,23 +95,7 @@ def usd_per_million_tokens_chart(result: Mapping[str, Any]) -> Chart | None:
         return None
     title = "All-in cost per million tokens served"
     figure = empty_figure(layout=chart_layout(title, "Option", "Cost [USD per million tokens]"))
-    figure.add_trace(
-        option_bar(
-            options,
-            values,
-            marker={
-                "color": [series_color(i) for i in range(len(options))],
-                "pattern": {"shape": ["" if o["feasible"] else "/" for o in options]},
-            },
-            text=[
-                f"${v:,.2f}" + ("" if o["feasible"] else " (infeasible)")
-                for v, o in zip(values, options, strict=True)
-            ],
-            textposition="outside",
-            hovertemplate="%{x}: %{y:$,.3f} per million tokens<extra></extra>",
-            showlegend=False,
-        )
-    )
+    figure.add_trace(unit_cost_bar(options, values, "per million tokens", "no tokens"))
     table = option_table(
         title,
         options,

@@ -49,6 +49,22 @@ the GPU cloud's on-demand price lowered from 2.99 to 2.49 USD per GPU-hour."""
 _finished: dict[str, dict[str, Any]] = {}
 
 
+def console_problems(page) -> list[str]:
+    """The page's console errors and uncaught errors from now on, in a list that fills as they
+    come (the browser's own request for /favicon.ico, which the site does not serve, left out)."""
+    problems: list[str] = []
+    page.on(
+        "console",
+        lambda m: (
+            problems.append(f"{m.text} at {m.location}")
+            if m.type == "error" and not m.location.get("url", "").endswith("/favicon.ico")
+            else None
+        ),
+    )
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    return problems
+
+
 def log_in(page, live_server, username: str, password: str = PASSWORD) -> None:
     page.goto(live_server.url + "/login/")
     page.fill("#id_username", username)

@@ -13,7 +13,7 @@ from costapp.models import Question
 from costapp.scenarios.services import scenario_simulate
 from hardware.models import GpuModel
 from hardware.selectors import current_prices
-from tests.browser.support import log_in
+from tests.browser.support import console_problems, log_in
 from tests.costapp.runs_helpers import analyst
 
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.django_db(transaction=True)]
@@ -44,16 +44,7 @@ def test_the_70b_question_asked_in_plain_words_gets_the_right_answer(
 ):
     user = analyst("finance")
     page.set_default_timeout(60_000)  # the machine running the suite may be busy
-    problems: list[str] = []
-    page.on(
-        "console",
-        lambda m: (
-            problems.append(m.text)
-            if m.type == "error" and not m.location.get("url", "").endswith("/favicon.ico")
-            else None
-        ),
-    )
-    page.on("pageerror", lambda error: problems.append(str(error)))
+    problems = console_problems(page)
     log_in(page, live_server, "finance", "pw-finance")
     page.click("nav >> text=Ask")
     page.wait_for_url(live_server.url + "/ask/")

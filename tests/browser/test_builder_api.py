@@ -10,7 +10,7 @@ import pytest
 from costapp.builder.catalog import token_price_value
 from costapp.models import Scenario, SimulationRun
 from costapp.runs.exports import MONTHLY_CSV_COLUMNS
-from tests.browser.support import log_in
+from tests.browser.support import console_problems, log_in
 from tests.costapp.runs_helpers import analyst
 
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.django_db(transaction=True)]
@@ -25,16 +25,7 @@ def test_an_api_option_built_in_the_builder_runs_and_shows_its_cost_per_million_
 ):
     user = analyst("finance")
     page.set_default_timeout(60_000)  # the machine running the suite may be busy
-    problems: list[str] = []
-    page.on(
-        "console",
-        lambda m: (
-            problems.append(m.text)
-            if m.type == "error" and not m.location.get("url", "").endswith("/favicon.ico")
-            else None
-        ),
-    )
-    page.on("pageerror", lambda error: problems.append(str(error)))
+    problems = console_problems(page)
     log_in(page, live_server, "finance", "pw-finance")
     page.goto(live_server.url + "/scenarios/new/")
     page.fill("#id_name", "Serve 70B: host it or buy tokens")

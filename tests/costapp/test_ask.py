@@ -5,10 +5,9 @@ figures are. Tasks run in this process; the catalog is the shipped one."""
 import json
 
 import pytest
-from django.test import override_settings
 
 from accounts.roles import VIEWER
-from costapp.celery import app
+from costapp.ask.presets import EXAMPLE_QUESTION
 from costapp.models import Question, Scenario, SimulationRun
 from costapp.scenarios.services import scenario_simulate
 from tests.factories import UserFactory
@@ -18,33 +17,7 @@ from .runs_helpers import analyst
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def tasks_in_process():
-    before = app.conf.task_always_eager
-    app.conf.task_always_eager = True
-    with override_settings(REDIS_URL="", RUN_BLOCKS_PER_TASK=4):
-        yield
-    app.conf.task_always_eager = before
-
-
-QUESTION_70B = {
-    "months": "39",
-    "certainty": "medium",
-    "gpus": ["h100-sxm"],
-    "serve": "on",
-    "serve_model": "llama-3.1-70b",
-    "tokens_per_day": "20000000",
-    "prompt_tokens": "1",
-    "peak_to_average": "2",
-    "serve_start": "4",
-    "train": "on",
-    "train_model": "llama-3.1-70b",
-    "train_method": "lora",
-    "train_tokens_billion": "1",
-    "runs_per_year": "12",
-    "train_start": "1",
-    "train_end": "3",
-}
+QUESTION_70B = EXAMPLE_QUESTION
 
 
 def ask(client, **changes):

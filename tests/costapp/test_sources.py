@@ -12,10 +12,8 @@ import csv
 import io
 
 import pytest
-from django.test import override_settings
 from openpyxl import load_workbook
 
-from costapp.celery import app
 from costapp.models import Scenario
 from costapp.runs import pipeline
 from costapp.scenarios.services import scenario_document_check, scenario_simulate
@@ -23,17 +21,6 @@ from costapp.tco import ScenarioError
 from hardware import market
 
 from .runs_helpers import analyst
-
-
-@pytest.fixture
-def tasks_in_process():
-    """Tasks run in this process, as on the embedded default."""
-    before = app.conf.task_always_eager
-    app.conf.task_always_eager = True
-    with override_settings(REDIS_URL="", RUN_BLOCKS_PER_TASK=2):
-        yield
-    app.conf.task_always_eager = before
-
 
 FIREWORKS_70B = {
     "provider": "fireworks",
