@@ -84,5 +84,6 @@ def test_a_run_started_from_its_page_shows_progress_then_every_chart_and_its_csv
     assert [(r[0], int(r[1])) for r in rows] == [
         (o["name"], m) for o in options for m in range(horizon + 1)
     ]
-    last = {r[0]: float(r[-1]) for r in rows if int(r[1]) == horizon}
+    cumulative = MONTHLY_CSV_COLUMNS.index("cumulative_usd")
+    last = {r[0]: float(r[cumulative]) for r in rows if int(r[1]) == horizon}
     assert last == {o["name"]: pytest.approx(o["total_usd"], rel=1e-12) for o in options}
