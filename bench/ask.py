@@ -102,6 +102,7 @@ def main() -> None:
             raise SystemExit("the answer page has no answer sentence")
         questions.append(question)
     question = questions[-1]
+    assert question.run is not None  # checked in the loop
     result = question.run.result
     print(f"the 70B question: {len(result['options'])} options, {len(result['sizing'])} sweeps, "
           f"{result['simulation']['paths']:,} paths; cheapest: {result['cheapest']}")  # fmt: skip
