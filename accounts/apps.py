@@ -7,4 +7,9 @@ class AccountsConfig(AppConfig):
     verbose_name = "accounts and roles"
 
     def ready(self) -> None:
-        from . import schema  # noqa: F401  (registers the token scheme with drf-spectacular)
+        from . import (
+            schema,  # noqa: F401  (registers the token scheme with drf-spectacular)
+            signals,
+        )
+
+        signals.connect()

@@ -35,14 +35,17 @@ def role_required(role: str) -> Callable[[View], View]:
 
 
 def analyst_required(view: View) -> View:
-    """Signed in (else the login page) and analyst or above (else 403): the scenario and run
-    pages."""
+    """Signed in (else the login page) and analyst or above (else 403): the pages that make or
+    change scenarios and runs (viewers read the shared ones only)."""
 
     @login_required
     @wraps(view)
     def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if not user_has_role(request.user, ANALYST):
-            raise PermissionDenied("Scenarios and runs are for analysts and above.")
+            raise PermissionDenied(
+                "Making and changing scenarios and runs is for analysts and above; viewers read "
+                "the shared ones."
+            )
         return view(request, *args, **kwargs)
 
     return wrapped

@@ -35,8 +35,16 @@ class CatalogPermission(_RolePermission):
     write_role = CATALOG_EDITOR
 
 
+class ScenarioPermission(_RolePermission):
+    """Scenarios and runs: every role reads (viewers the shared ones), analysts write (their
+    own; object privacy is the view's)."""
+
+    read_role = VIEWER
+    write_role = ANALYST
+
+
 class AnalystPermission(_RolePermission):
-    """Scenarios and runs: analysts read and write (their own; object privacy is the view's)."""
+    """Pricing a document at once: analysts only."""
 
     read_role = ANALYST
     write_role = ANALYST

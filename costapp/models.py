@@ -40,7 +40,7 @@ class ExactJSONField(models.TextField):
 
 
 class Scenario(models.Model):
-    """A scenario document saved by its owner: private unless ``shared`` (then every analyst may
+    """A scenario document saved by its owner: private unless ``shared`` (then every role may
     read it; only the owner may change it or start runs)."""
 
     owner = models.ForeignKey(
@@ -195,3 +195,25 @@ class Question(models.Model):
 
     def __str__(self) -> str:
         return f"question {self.pk} of {self.owner_id}"
+
+
+class RunLink(models.Model):
+    """A read-only link to one run for people without an account, made by the run's owner:
+    ``/shared/<key>/`` shows the run's figures, charts and downloads and nothing else, until it
+    is revoked or ``expires`` (``RUN_LINK_DAYS`` after it was made). Only a hash of the key is
+    kept (the key is shown once, as an API token's)."""
+
+    run = models.ForeignKey(SimulationRun, on_delete=models.CASCADE, related_name="links")
+    key_sha256 = models.CharField(max_length=64, unique=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="run_links"
+    )
+    created = models.DateTimeField(auto_now_add=True)
+    expires = models.DateTimeField()
+    revoked = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+
+    def __str__(self) -> str:
+        return f"link {self.pk} to run {self.run_id}"

@@ -301,6 +301,8 @@ SPECTACULAR_SETTINGS = {
 }
 
 API_TOKEN_LIFETIME = timedelta(days=env.int("API_TOKEN_DAYS", default=90))
+RUN_LINK_LIFETIME = timedelta(days=env.int("RUN_LINK_DAYS", default=30))
+"""How long a read-only link to a run (``/shared/<key>/``) works after it was made."""
 REST_KNOX = {
     "AUTH_HEADER_PREFIX": "Token",
     "TOKEN_TTL": API_TOKEN_LIFETIME,

@@ -15,6 +15,7 @@ from . import views
 from .api.errors import api_not_found
 from .ask import views as ask_views
 from .builder import views as builder_views
+from .runs import link_views
 from .runs import views as run_views
 
 urlpatterns = [
@@ -49,6 +50,16 @@ urlpatterns = [
         run_views.run_sizing_copy,
         name="run-sizing-copy",
     ),
+    path("runs/<int:pk>/links/", link_views.run_link_create, name="run-link-create"),
+    path(
+        "runs/<int:pk>/links/<int:link>/revoke/",
+        link_views.run_link_revoke,
+        name="run-link-revoke",
+    ),
+    path("shared/<str:key>/", link_views.shared_run, name="shared-run"),
+    path("shared/<str:key>/monthly.csv", link_views.shared_monthly_csv, name="shared-run-csv"),
+    path("shared/<str:key>/run.xlsx", link_views.shared_xlsx, name="shared-run-xlsx"),
+    path("shared/<str:key>/result.json", link_views.shared_result_json, name="shared-run-json"),
     path("", include("hardware.urls")),
     path("tokens/", account_views.tokens, name="tokens"),
     path("login/", account_views.SignInView.as_view(), name="login"),

@@ -44,7 +44,7 @@ class ScenarioSerializer(serializers.HyperlinkedModelSerializer):
             "name": {"help_text": "label of the scenario"},
             "description": {"help_text": "free text about the scenario"},
             "shared": {
-                "help_text": "true: every analyst may read it (only the owner may change it)"
+                "help_text": "true: every signed-in user with a role may read it (only the owner may change it)"
             },
             "created": {"help_text": "when the scenario was saved first [UTC]"},
             "updated": {"help_text": "when the scenario was last changed [UTC]"},

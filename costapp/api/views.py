@@ -1,12 +1,12 @@
 """Views of the scenarios and runs API (docs/api.md, "Scenarios and runs").
 
-Analysts and above (``AnalystPermission``). Privacy by owner: another user's private scenario,
-and its runs, answer 404 on every endpoint; a shared scenario (and its runs) is readable by every
-analyst and changed, run or cancelled by its owner alone (403 for others).
+Every role reads, analysts and above write (``ScenarioPermission``); pricing a document at once
+is for analysts (``AnalystPermission``). Privacy by owner: another user's private scenario, and
+its runs, answer 404 on every endpoint, to every role; a shared scenario (and its runs) is readable
+by every role, viewers included, and changed, run or cancelled by its owner alone (403 for
+others).
 """
 
-import csv
-import io
 import json
 from typing import Any
 
@@ -22,7 +22,7 @@ from rest_framework.reverse import reverse
 from rest_framework.serializers import BaseSerializer
 from rest_framework.views import APIView
 
-from accounts.permissions import AnalystPermission
+from accounts.permissions import AnalystPermission, ScenarioPermission
 from costapp.api.parsers import DocumentJSONParser, StrictJSONParser, scenario_error_detail
 from costapp.api.serializers import RunCreateSerializer, RunSerializer, ScenarioSerializer
 from costapp.models import Scenario, SimulationRun
@@ -65,7 +65,7 @@ class ScenarioViewSet(viewsets.ModelViewSet):
     """Your scenarios and the shared ones."""
 
     serializer_class = ScenarioSerializer
-    permission_classes = [AnalystPermission]
+    permission_classes = [ScenarioPermission]
     renderer_classes = JSON_RENDERERS
     parser_classes = [StrictJSONParser]
 
@@ -141,7 +141,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
     """Runs of your scenarios and of the shared ones, newest first."""
 
     serializer_class = RunSerializer
-    permission_classes = [AnalystPermission]
+    permission_classes = [ScenarioPermission]
     renderer_classes = JSON_RENDERERS
     filterset_class = RunFilterSet
 
@@ -166,11 +166,9 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         run = self.get_object()
         if run.status != SimulationRun.Status.SUCCEEDED:
             raise Conflict(f"The run has no result yet ({run.status}).")
-        out = io.StringIO()
-        writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(exports.MONTHLY_CSV_COLUMNS)
-        writer.writerows(exports.run_monthly_rows(run=run))
-        response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
+        response = HttpResponse(
+            exports.run_monthly_csv(run=run), content_type="text/csv; charset=utf-8"
+        )
         response["Content-Disposition"] = f'attachment; filename="run-{run.pk}-monthly.csv"'
         return response
 

@@ -49,8 +49,8 @@ class ScenarioForm(forms.Form):
     )
     shared = forms.BooleanField(
         required=False,
-        label="Shared with every analyst",
-        help_text="others may read, run copies of, but not change it",
+        label="Shared with every role",
+        help_text="every role may read it (viewers included), analysts run copies of it; only you change it",
     )
     simulate = forms.BooleanField(
         required=False,

@@ -272,7 +272,7 @@ def scenario_duplicate(request: HttpRequest, pk: int) -> HttpResponse:
 @analyst_required
 @require_http_methods(["GET", "POST"])
 def scenario_share(request: HttpRequest, pk: int) -> HttpResponse:
-    """Share a scenario with every analyst, or make it private again (its owner only; GET: the
+    """Share a scenario with every role (viewers read it), or make it private again (its owner only; GET: the
     page asking to confirm it)."""
     found = _owned(request, pk, "share it")
     if request.method == "GET":
@@ -281,10 +281,10 @@ def scenario_share(request: HttpRequest, pk: int) -> HttpResponse:
             found,
             action="share",
             question=(
-                f"“{found.name}” is shared with every analyst. Make it private?"
+                f"“{found.name}” is shared with every role. Make it private?"
                 if found.shared
-                else f"Share “{found.name}” with every analyst? They may read it and copy it, "
-                "not change it."
+                else f"Share “{found.name}” with every role? Everyone with a role may read it "
+                "and its runs, analysts may copy it; no one else may change it."
             ),
             button="Make private" if found.shared else "Share",
             share_value="" if found.shared else "on",
@@ -293,9 +293,7 @@ def scenario_share(request: HttpRequest, pk: int) -> HttpResponse:
     services.scenario_update(scenario=found, shared=shared)
     messages.success(
         request,
-        "The scenario is now shared with every analyst."
-        if shared
-        else "The scenario is now private.",
+        "The scenario is now shared with every role." if shared else "The scenario is now private.",
     )
     return redirect("scenario", pk=found.pk)
 

@@ -2,6 +2,7 @@
 workbook of the run page (sheets "monthly", "options" and "sources").
 """
 
+import csv
 import io
 import json
 from typing import Any
@@ -77,6 +78,15 @@ def _source_cells(row: dict[str, Any]) -> list[Any]:
         row.get("stated_on"),
         ", ".join(row.get("flags") or []),
     ]
+
+
+def run_monthly_csv(*, run: SimulationRun) -> str:
+    """A succeeded run's ``monthly.csv``: the header (``MONTHLY_CSV_COLUMNS``), then the rows."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(MONTHLY_CSV_COLUMNS)
+    writer.writerows(run_monthly_rows(run=run))
+    return out.getvalue()
 
 
 def run_workbook(*, run: SimulationRun) -> bytes:

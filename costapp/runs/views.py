@@ -3,28 +3,31 @@ button, a run's page (a progress bar polled by htmx, then the result with its ch
 assumptions and downloads), a run's downloads (XLSX, the result JSON), and two runs side by side
 (``/runs/compare/?a=<id>&b=<id>``).
 
-Analysts and above; another user's private scenario (and its runs) answers 404; only a
-scenario's owner may run it or cancel its runs (403 for others), as in the API.
+Every role reads (viewers the shared scenarios and their runs, read-only, with the downloads);
+another user's private scenario (and its runs) answers 404 to every role; only a scenario's owner,
+an analyst or above, may run it or cancel its runs (403 for others), as in the API; copying a run
+at a sizing sweep's best size is for analysts.
 """
 
 import json
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from accounts.decorators import analyst_required
-from accounts.roles import ANALYST, user_has_role
+from accounts.decorators import analyst_required, role_required
+from accounts.roles import ANALYST, VIEWER, user_has_role
 from costapp import charts
 from costapp.models import Scenario, SimulationRun
 from costapp.reports import comparison, sizing_summary
 from costapp.reports.categories import CATEGORY_FORMULAS
 from costapp.reports.comparison import dotted_leaves, value_text
 from costapp.reports.sources import source_rows
-from costapp.runs import chart_cache, pipeline
+from costapp.runs import chart_cache, links, pipeline
 from costapp.runs.exports import run_workbook
 from costapp.runs.store import BrokerUnavailable
 from costapp.scenarios import selectors, services
@@ -49,18 +52,26 @@ def _scenario(request: HttpRequest, pk: int) -> Scenario:
     return get_object_or_404(selectors.scenarios_visible(user=request.user), pk=pk)
 
 
-def _run(request: HttpRequest, pk: int) -> SimulationRun:
+def visible_run(request: HttpRequest, pk: int) -> SimulationRun:
     return get_object_or_404(selectors.runs_visible(user=request.user), pk=pk)
 
 
-def _owner_only(request: HttpRequest, scenario: Scenario, doing: str) -> None:
+viewer_required = role_required(VIEWER)
+"""The read-only pages: every role."""
+
+
+def owner_only(request: HttpRequest, scenario: Scenario, doing: str) -> None:
+    if not user_has_role(request.user, ANALYST):
+        raise PermissionDenied(
+            f"Viewers read shared scenarios and runs; only the owner, an analyst, may {doing}."
+        )
     if scenario.owner_id != request.user.pk:
         raise PermissionDenied(f"Only the owner of a shared scenario may {doing}.")
 
 
 def dashboard_runs(*, user: Any) -> dict[str, Any]:
-    """The dashboard's recent scenarios and runs of ``user`` (empty below the analyst role)."""
-    if not user_has_role(user, ANALYST):
+    """The dashboard's recent scenarios and runs ``user`` may read (none without a role)."""
+    if not user_has_role(user, VIEWER):
         return {"recent_scenarios": None, "recent_runs": None}
     return {
         "recent_scenarios": list(selectors.scenarios_visible(user=user)[:RECENT]),
@@ -68,7 +79,7 @@ def dashboard_runs(*, user: Any) -> dict[str, Any]:
     }
 
 
-@analyst_required
+@viewer_required
 @require_GET
 def scenarios(request: HttpRequest) -> HttpResponse:
     """Your scenarios and the shared ones, newest first."""
@@ -76,7 +87,7 @@ def scenarios(request: HttpRequest) -> HttpResponse:
     return render(request, "runs/scenarios.html", {"scenarios": found})
 
 
-@analyst_required
+@viewer_required
 @require_http_methods(["GET", "POST"])
 def scenario(request: HttpRequest, pk: int) -> HttpResponse:
     """A scenario: its document, its runs, and the Run button (for its owner), which posts here
@@ -88,7 +99,7 @@ def scenario(request: HttpRequest, pk: int) -> HttpResponse:
         "scenario": found,
         "runs": found.runs.defer(*HEAVY_FIELDS).order_by("-created", "-id"),
         "document_json": json.dumps(found.document, indent=2),
-        "may_run": found.owner_id == request.user.pk,
+        "may_run": found.owner_id == request.user.pk and user_has_role(request.user, ANALYST),
     }
     return render(request, "runs/scenario.html", context)
 
@@ -96,7 +107,7 @@ def scenario(request: HttpRequest, pk: int) -> HttpResponse:
 def _scenario_run(request: HttpRequest, found: Scenario) -> HttpResponse:
     """Start a run of the scenario (its owner only) and go to the run's page; with the broker
     down, say so and store nothing."""
-    _owner_only(request, found, "run it")
+    owner_only(request, found, "run it")
     try:
         run = pipeline.run_create(scenario=found)
     except BrokerUnavailable as exc:
@@ -112,7 +123,7 @@ def _scenario_run(request: HttpRequest, found: Scenario) -> HttpResponse:
     return redirect("run", pk=run.pk)
 
 
-@analyst_required
+@viewer_required
 @require_GET
 def runs(request: HttpRequest) -> HttpResponse:
     """Runs of your scenarios and of the shared ones, newest first."""
@@ -126,53 +137,68 @@ def run_charts(*, run: SimulationRun) -> list[charts.Chart]:
     return chart_cache.run_charts(run=run)
 
 
-def _run_context(request: HttpRequest, run: SimulationRun) -> dict[str, Any]:
-    context: dict[str, Any] = {
-        "run": run,
-        "may_cancel": run.scenario.owner_id == request.user.pk,
-        "active": run.status in SimulationRun.ACTIVE,
-    }
-    if run.status == SimulationRun.Status.SUCCEEDED and run.result is not None:
-        result = run.result
-        context["result"] = result
-        context["charts"] = run_charts(run=run)
-        context["infeasible"] = [o for o in result["options"] if not o["feasible"]]
-        context["assumptions"] = assumptions(result["inputs"])
-        context["formulas"] = CATEGORY_FORMULAS
-        context["sizing"] = run_sizing(run=run)
-        context["sources"] = source_rows(result=result, engine_version=run.engine_version)
-        context["key_columns"] = {
+def result_context(*, run: SimulationRun, result: dict[str, Any]) -> dict[str, Any]:
+    """What a run page shows of a succeeded run's ``result`` (the run's own, or a link's copy):
+    the charts, key figures, sizing sweeps, sources, assumptions and formulas."""
+    return {
+        "result": result,
+        "charts": run_charts(run=run),
+        "infeasible": [o for o in result["options"] if not o["feasible"]],
+        "assumptions": assumptions(result["inputs"]),
+        "formulas": CATEGORY_FORMULAS,
+        "sizing": run_sizing(run=run),
+        "sources": source_rows(result=result, engine_version=run.engine_version),
+        "key_columns": {
             "tokens": any(
                 o.get("all_in_usd_per_million_tokens") is not None for o in result["options"]
             ),
             "goodput": any(o.get("goodput") is not None for o in result["options"]),
-        }
+        },
+    }
+
+
+def _run_context(request: HttpRequest, run: SimulationRun) -> dict[str, Any]:
+    owner = run.scenario.owner_id == request.user.pk and user_has_role(request.user, ANALYST)
+    context: dict[str, Any] = {
+        "run": run,
+        "may_cancel": owner,
+        "may_link": owner,
+        "link_days": settings.RUN_LINK_LIFETIME.days,
+        "active": run.status in SimulationRun.ACTIVE,
+    }
+    if run.status == SimulationRun.Status.SUCCEEDED and run.result is not None:
+        context.update(result_context(run=run, result=run.result))
+        if owner:
+            context["links"] = list(links.run_links_working(run=run))
+        if not user_has_role(request.user, ANALYST):
+            for item in context["sizing"]:
+                item["may_copy"] = False
     return context
 
 
-@analyst_required
+@viewer_required
 @require_http_methods(["GET", "POST"])
 def run(request: HttpRequest, pk: int) -> HttpResponse:
     """A run: its progress while queued or running, then its result; the Cancel button posts
     here."""
-    found = _run(request, pk)
+    found = visible_run(request, pk)
     if request.method == "POST":
         return _run_cancel(request, found)
     return render(request, "runs/run.html", _run_context(request, found))
 
 
-@analyst_required
+@viewer_required
 @require_GET
 def run_status(request: HttpRequest, pk: int) -> HttpResponse:
     """The run's body alone, polled by htmx while the run is active: the progress bar, or the
     result once the run has ended (which stops the polling)."""
-    found = _run(request, pk)
+    found = visible_run(request, pk)
     return render(request, "runs/_run_body.html", _run_context(request, found))
 
 
 def _run_cancel(request: HttpRequest, found: SimulationRun) -> HttpResponse:
     """Cancel a queued or running run (its scenario's owner only)."""
-    _owner_only(request, found.scenario, "cancel its runs")
+    owner_only(request, found.scenario, "cancel its runs")
     if pipeline.run_cancel(run=found):
         messages.success(request, "The run was cancelled.")
     else:
@@ -181,13 +207,13 @@ def _run_cancel(request: HttpRequest, found: SimulationRun) -> HttpResponse:
 
 
 def _succeeded(request: HttpRequest, pk: int) -> SimulationRun:
-    found = _run(request, pk)
+    found = visible_run(request, pk)
     if found.status != SimulationRun.Status.SUCCEEDED or found.result is None:
         raise Http404(f"the run has no result ({found.status})")
     return found
 
 
-@analyst_required
+@viewer_required
 @require_GET
 def run_xlsx(request: HttpRequest, pk: int) -> HttpResponse:
     """The run's monthly figures as a workbook: sheet "monthly" (the CSV's rows, numeric cells,
@@ -201,7 +227,7 @@ def run_xlsx(request: HttpRequest, pk: int) -> HttpResponse:
     return response
 
 
-@analyst_required
+@viewer_required
 @require_GET
 def run_result_json(request: HttpRequest, pk: int) -> HttpResponse:
     """The result document exactly as the engine wrote it."""
@@ -333,7 +359,7 @@ def _not_comparable(run: SimulationRun) -> str | None:
     )
 
 
-@analyst_required
+@viewer_required
 @require_GET
 def runs_compare(request: HttpRequest) -> HttpResponse:
     """Two runs side by side: key figures per option with their differences, the cumulative

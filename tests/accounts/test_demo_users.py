@@ -21,6 +21,8 @@ def test_demo_makes_one_user_per_role_whose_printed_password_gets_a_token():
         username = f"demo-{role}"
         user = get_user_model().objects.get(username=username)
         assert user_role(user) == role and not user.is_superuser
+        # catalog editors and admins use the admin, set by their role
+        assert user.is_staff == (role in ("catalog-editor", "admin")), username
         response = APIClient().post(
             "/api/v1/auth/tokens/",
             {"username": username, "password": printed[username]},

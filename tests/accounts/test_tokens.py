@@ -145,9 +145,10 @@ def test_a_token_request_reads_token_user_and_role_in_one_query(alice):
     token_queries = [q for q in queries if "knox_authtoken" in q["sql"]]
     assert len(token_queries) == 1 and "auth_group" in token_queries[0]["sql"]
     assert not [q for q in queries if q not in token_queries and "auth_" in q["sql"]]
-    assert client.get("/api/v1/scenarios/").status_code == 403  # viewers own no scenarios
+    assert client.post("/api/v1/simulate/", {}, format="json").status_code == 403  # viewers read
     alice.groups.add(Group.objects.get(name=ANALYST))
-    assert client.get("/api/v1/scenarios/").status_code == 200  # the new role, at once
+    # the new role, at once: the empty document reaches the engine
+    assert client.post("/api/v1/simulate/", {}, format="json").status_code == 400
     alice.is_active = False
     alice.save()
     refused = client.get("/api/v1/gpus/")

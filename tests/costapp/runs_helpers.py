@@ -31,3 +31,35 @@ def post_json(client, url: str, body, **extra):
         content_type="application/json",
         **extra,
     )
+
+
+def quoted_run(owner: User, shared: bool = False):
+    """A succeeded run of a new scenario of ``owner``'s whose dedicated option prices the first
+    shipped dedicated quote (the catalog must be loaded), computed in this process; returns the
+    run and the quote."""
+    from django.test import override_settings
+
+    from costapp.celery import app
+    from costapp.models import Scenario
+    from costapp.runs import pipeline
+    from hardware.models import DedicatedQuote
+
+    quote = DedicatedQuote.objects.order_by("id").first()
+    assert quote is not None and quote.vendor and quote.reference
+    document = scenario_document("h100-fleet-buy-vs-rent")
+    document["options"] = [
+        {"name": "rent", "type": "cloud", "billing": "on_demand", "usd_per_gpu_hour": 3.0},
+        {"name": "leased", "type": "dedicated", "quote": quote.id},
+    ]
+    document["workloads"][0]["gpu"] = quote.gpu.slug
+    document.pop("baseline", None)
+    scenario = Scenario.objects.create(owner=owner, name="lease", document=document, shared=shared)
+    before = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    try:
+        with override_settings(REDIS_URL=""):
+            run = pipeline.run_create(scenario=scenario)
+    finally:
+        app.conf.task_always_eager = before
+    assert run.status == "succeeded", run.error
+    return run, quote

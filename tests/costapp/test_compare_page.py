@@ -111,14 +111,18 @@ def test_who_may_compare(client, pat, repriced):
     before, after = repriced
     url = f"/runs/compare/?a={before.pk}&b={after.pk}"
     assert client.get(url).status_code == 302  # to the login page
+    client.force_login(User.objects.create_user("nobody"))  # no role
+    assert client.get(url).status_code == 403
     viewer = User.objects.create_user("vic")
     viewer.groups.add(Group.objects.get(name="viewer"))
-    client.force_login(viewer)
-    assert client.get(url).status_code == 403
-    client.force_login(analyst("other"))  # pat's scenario is private
-    assert client.get(url).status_code == 404
+    readers = (viewer, analyst("other"))
+    for reader in readers:  # pat's scenario is private
+        client.force_login(reader)
+        assert client.get(url).status_code == 404
     Scenario.objects.filter(pk=before.scenario_id).update(shared=True)
-    assert client.get(url).status_code == 200
+    for reader in readers:  # shared: every role compares its runs
+        client.force_login(reader)
+        assert client.get(url).status_code == 200
     assert client.get(f"/runs/compare/?a={before.pk}&b=999999").status_code == 404
 
 

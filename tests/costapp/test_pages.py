@@ -193,6 +193,7 @@ def test_every_role_reaches_its_pages_from_home_with_no_external_url_and_no_brok
     from costapp.celery import app
     from costapp.models import Scenario
     from costapp.runs import pipeline
+    from costapp.runs.links import run_link_create
     from hardware.models import DedicatedQuote
 
     from .runs_helpers import scenario_document
@@ -232,9 +233,20 @@ def test_every_role_reaches_its_pages_from_home_with_no_external_url_and_no_brok
         engine_version="1.1.0",
         document_sha256=run.document_sha256,
     )
+    # a private scenario with a run: not found for anyone but its owner, whatever the role
+    hidden = Scenario.objects.create(owner=owner, name="mine", document={})
+    hidden_run = type(run).objects.create(
+        scenario=hidden, status="succeeded", result=old_result, engine_version="1.1.0"
+    )
+    private = [
+        f"/scenarios/{hidden.pk}/",
+        f"/runs/{hidden_run.pk}/",
+        f"/runs/{hidden_run.pk}/run.xlsx",
+    ]
+    _, key = run_link_create(run=run, user=owner)
     offer = InstanceOffer.objects.get(provider__slug="aws", instance_type="p5.48xlarge")
     quote = DedicatedQuote.objects.get(reference="DEMO-D-H100-8")
-    # each page and the lowest role that may open it (None: any signed-in user)
+    # the role table: each page and the lowest role that may open it (None: any signed-in user)
     pages = {
         "/": None,
         "/tokens/": None,
@@ -245,27 +257,36 @@ def test_every_role_reaches_its_pages_from_home_with_no_external_url_and_no_brok
         "/quotes/": VIEWER,
         "/claims/": VIEWER,
         **{f"/claims/{claim.slug}/": VIEWER for claim in CLAIMS},
-        "/scenarios/": ANALYST,
-        f"/scenarios/{scenario.pk}/": ANALYST,
-        "/runs/": ANALYST,
-        f"/runs/{run.pk}/": ANALYST,
-        f"/runs/{run.pk}/status/": ANALYST,
-        f"/runs/{sourced.pk}/": ANALYST,
-        f"/runs/{sourced.pk}/run.xlsx": ANALYST,
-        f"/api/v1/runs/{sourced.pk}/monthly.csv": ANALYST,
-        f"/runs/{old.pk}/": ANALYST,
-        f"/runs/{old.pk}/run.xlsx": ANALYST,
-        f"/runs/compare/?a={old.pk}&b={sourced.pk}": ANALYST,
+        "/scenarios/": VIEWER,
+        f"/scenarios/{scenario.pk}/": VIEWER,
+        "/scenarios/new/": ANALYST,
+        "/runs/": VIEWER,
+        f"/runs/{run.pk}/": VIEWER,
+        f"/runs/{run.pk}/status/": VIEWER,
+        f"/runs/{sourced.pk}/": VIEWER,
+        f"/runs/{sourced.pk}/run.xlsx": VIEWER,
+        f"/api/v1/runs/{sourced.pk}/monthly.csv": VIEWER,
+        f"/runs/{old.pk}/": VIEWER,
+        f"/runs/{old.pk}/run.xlsx": VIEWER,
+        f"/runs/compare/?a={old.pk}&b={sourced.pk}": VIEWER,
+        f"/shared/{key}/": None,
+        f"/shared/{key}/monthly.csv": None,
         "/token-prices/": VIEWER,
         "/assumptions/": VIEWER,
         "/ask/": VIEWER,
         "/ask/questions/": VIEWER,
-        f"/runs/{run.pk}/run.xlsx": ANALYST,
-        f"/runs/{run.pk}/result.json": ANALYST,
-        f"/api/v1/runs/{run.pk}/monthly.csv": ANALYST,
+        f"/runs/{run.pk}/run.xlsx": VIEWER,
+        f"/runs/{run.pk}/result.json": VIEWER,
+        f"/api/v1/runs/{run.pk}/monthly.csv": VIEWER,
         "/quotes/dedicated/new/": CATALOG_EDITOR,
         "/quotes/purchase/new/": CATALOG_EDITOR,
         f"/quotes/dedicated/{quote.pk}/edit/": CATALOG_EDITOR,
+        "/admin/": CATALOG_EDITOR,
+        "/admin/hardware/dedicatedquote/": CATALOG_EDITOR,
+        f"/admin/hardware/dedicatedquote/{quote.pk}/change/": CATALOG_EDITOR,
+        "/admin/hardware/assumption/": CATALOG_EDITOR,
+        "/admin/hardware/refreshrun/": ADMIN,
+        "/admin/auth/user/": ADMIN,
     }
     # pages reached by following links; the others are only asked for directly
     linked = set(pages) - {
@@ -276,9 +297,12 @@ def test_every_role_reaches_its_pages_from_home_with_no_external_url_and_no_brok
         f"/runs/{old.pk}/",
         f"/runs/{old.pk}/run.xlsx",
         f"/runs/compare/?a={old.pk}&b={sourced.pk}",
+        f"/shared/{key}/",
+        f"/shared/{key}/monthly.csv",
+        *(url for url in pages if url.startswith("/admin/") and url != "/admin/"),
     }
     for role in ROLE_NAMES:
-        user = user_with_role(f"user-{role}", role, is_staff=role == ADMIN)
+        user = user_with_role(f"user-{role}", role)
         client.force_login(user)
         seen = crawl(client)
         rank = -1 if role is None else role_rank(role)
@@ -290,12 +314,17 @@ def test_every_role_reaches_its_pages_from_home_with_no_external_url_and_no_brok
                 if url in linked:
                     assert url in seen, f"{role}: {url} is not reachable from the home page"
             else:
-                assert answer in (403, 404), f"{role}: {url} answered {answer}"
+                # the admin sends a user who may not use it to its own sign-in page
+                refused = (403, 404, 302) if url.startswith("/admin/") else (403, 404)
+                assert answer in refused, f"{role}: {url} answered {answer}"
                 assert url not in seen, f"{role}: {url} is linked from a page"
+        for url in private:
+            assert client.get(url).status_code == (403 if role is None else 404), (role, url)
+            assert url not in seen, (role, url)
         assert any(s.startswith("/gpus/") and s.endswith("/cheapest/") for s in seen) == (
             role is not None
         )
-        assert ("/admin/" in seen) == (role == ADMIN)
+        assert ("/admin/" in seen) == (role in (CATALOG_EDITOR, ADMIN))
         assert "/static/vendor/htmx.min.js" in seen
         assert ("/static/vendor/plotly.min.js" in seen) == (role is not None)
         client.logout()

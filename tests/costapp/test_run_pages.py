@@ -253,7 +253,9 @@ def test_another_analyst_gets_404_for_a_private_scenario_and_403_for_a_shared_on
     assert running.status == "running"
 
 
-def test_users_without_the_analyst_role_get_403_and_anonymous_visitors_log_in(client, finished):
+def test_users_without_a_role_get_403_viewers_read_shared_runs_only_and_visitors_log_in(
+    client, finished
+):
     urls = [
         "/scenarios/",
         f"/scenarios/{finished.scenario_id}/",
@@ -263,15 +265,35 @@ def test_users_without_the_analyst_role_get_403_and_anonymous_visitors_log_in(cl
         f"/runs/{finished.pk}/run.xlsx",
         f"/runs/{finished.pk}/result.json",
     ]
+    own = [u for u in urls if u not in ("/scenarios/", "/runs/")]
     for url in urls:
         response = client.get(url)
         assert response.status_code == 302 and response["Location"].startswith("/login/"), url
-    for user in (viewer("vic"), User.objects.create_user("nobody")):
-        client.force_login(user)
-        for url in urls:
-            assert client.get(url).status_code == 403, (user, url)
-        html = client.get("/").content.decode()
-        assert 'href="/scenarios/"' not in html and 'id="recent-runs"' not in html
+    client.force_login(User.objects.create_user("nobody"))
+    for url in urls:
+        assert client.get(url).status_code == 403, url
+    html = client.get("/").content.decode()
+    assert 'href="/scenarios/"' not in html and 'id="recent-runs"' not in html
+    # a viewer: the lists, never another user's private scenario or run (404)
+    client.force_login(viewer("vic"))
+    for url in urls:
+        assert client.get(url).status_code == (404 if url in own else 200), url
+    Scenario.objects.filter(pk=finished.scenario_id).update(shared=True)
+    for url in urls:
+        assert client.get(url).status_code == 200, url
+    assert client.get(f"/api/v1/runs/{finished.pk}/monthly.csv").status_code == 200
+    html = client.get(f"/scenarios/{finished.scenario_id}/").content.decode()
+    for control in ("run-button", "edit-link", "share-button", "duplicate-button"):
+        assert f'id="{control}"' not in html, control
+    assert 'id="read-only"' in html
+    run_html = client.get(f"/runs/{finished.pk}/").content.decode()
+    assert 'id="downloads"' in run_html and 'id="link-button"' not in run_html
+    before = SimulationRun.objects.count()
+    assert client.post(f"/scenarios/{finished.scenario_id}/").status_code == 403
+    assert client.post(f"/scenarios/{finished.scenario_id}/duplicate/").status_code == 403
+    assert SimulationRun.objects.count() == before
+    home = client.get("/").content.decode()
+    assert 'href="/scenarios/"' in home and f'href="/runs/{finished.pk}/"' in home
 
 
 def test_the_dashboard_lists_recent_scenarios_and_runs_and_the_nav_links_them(
