@@ -116,6 +116,7 @@ def test_a_viewer_asks_and_gets_a_private_answer_others_cannot_read(
     page = client.get(f"/ask/{question.pk}/").content.decode()
     assert 'id="answer-sentence"' in page
     assert "Open it in the builder" not in page  # only analysts open it in the builder
+    assert client.get(f"/runs/{question.run.pk}/").status_code == 200  # their own run
     assert json.loads(client.get(f"/ask/{question.pk}/scenario.json").content)["options"]
     other = analyst("other")
     client.force_login(other)

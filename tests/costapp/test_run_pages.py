@@ -11,7 +11,6 @@ from django.test import override_settings
 from django.utils.html import escape
 from openpyxl import load_workbook
 
-from costapp.celery import app
 from costapp.demo_scenarios import demo_documents, demo_scenarios_load
 from costapp.models import Scenario, SimulationRun
 from costapp.runs import exports, pipeline
@@ -20,16 +19,6 @@ from costapp.tco.curves import cost_curves
 from .runs_helpers import analyst, scenario_document
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def tasks_in_process():
-    """Tasks run in this process, as on the embedded default (whatever broker is configured)."""
-    before = app.conf.task_always_eager
-    app.conf.task_always_eager = True
-    with override_settings(REDIS_URL="", RUN_BLOCKS_PER_TASK=2):
-        yield
-    app.conf.task_always_eager = before
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ from django.core.management import call_command
 from django.test import override_settings
 
 from accounts.roles import ADMIN, ANALYST, VIEWER
-from costapp.celery import app
 from costapp.models import RunBlock, Scenario, SimulationRun
 from costapp.runs import pipeline
 from costapp.scenarios import services
@@ -17,16 +16,6 @@ from tests.factories import UserFactory
 
 from .factories import ScenarioFactory
 from .runs_helpers import analyst, post_json, scenario_document
-
-
-@pytest.fixture
-def tasks_in_process():
-    """Tasks run in this process, as on the embedded default (whatever broker is configured)."""
-    before = app.conf.task_always_eager
-    app.conf.task_always_eager = True
-    with override_settings(REDIS_URL="", RUN_BLOCKS_PER_TASK=2):
-        yield
-    app.conf.task_always_eager = before
 
 
 @pytest.fixture
