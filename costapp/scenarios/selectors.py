@@ -8,15 +8,24 @@ from django.db.models import Q, QuerySet
 from costapp.models import Scenario, SimulationRun
 
 
+def _mine_or_shared(user: Any, prefix: str = "") -> Q:
+    """Their own and the shared ones; everything for a superuser (docs/api.md: superusers can
+    do everything)."""
+    if getattr(user, "is_superuser", False):
+        return Q()
+    return Q(**{f"{prefix}owner": user}) | Q(**{f"{prefix}shared": True})
+
+
 def scenarios_visible(*, user: Any) -> QuerySet[Scenario]:
-    """The scenarios ``user`` may read: their own and the shared ones, newest first."""
-    return Scenario.objects.filter(Q(owner=user) | Q(shared=True)).select_related("owner")
+    """The scenarios ``user`` may read: their own and the shared ones (a superuser: all),
+    newest first."""
+    return Scenario.objects.filter(_mine_or_shared(user)).select_related("owner")
 
 
 def runs_visible(*, user: Any) -> QuerySet[SimulationRun]:
     """The runs ``user`` may read: those of the scenarios they may read, newest first."""
     return (
-        SimulationRun.objects.filter(Q(scenario__owner=user) | Q(scenario__shared=True))
+        SimulationRun.objects.filter(_mine_or_shared(user, "scenario__"))
         .select_related("scenario")
         .order_by("-created", "-id")
     )

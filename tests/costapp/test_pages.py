@@ -360,3 +360,19 @@ def test_a_claim_page_on_a_catalog_without_its_gpu_says_so_instead_of_failing(cl
     html = response.content.decode()
     assert "cannot be priced with the catalog as it stands" in html
     assert "unknown GPU" in html
+
+
+def test_a_superuser_reads_every_private_scenario_and_run_as_docs_api_says(client, db):
+    """docs/api.md: superusers can do everything; another user's private work is 404 for the
+    rest (the role table above)."""
+    from costapp.models import Scenario, SimulationRun
+
+    owner = user_with_role("owner", ANALYST)
+    hidden = Scenario.objects.create(owner=owner, name="mine", document={"name": "mine"})
+    run = SimulationRun.objects.create(scenario=hidden, status="failed", error="x")
+    client.force_login(get_user_model().objects.create_superuser("root"))
+    assert client.get(f"/scenarios/{hidden.pk}/").status_code == 200
+    assert client.get(f"/runs/{run.pk}/").status_code == 200
+    assert client.get(f"/api/v1/runs/{run.pk}/").status_code == 200
+    client.force_login(user_with_role("boss", ADMIN))
+    assert client.get(f"/runs/{run.pk}/").status_code == 404
