@@ -22,7 +22,7 @@ from costapp.runs import pipeline
 from tests.factories import UserFactory
 
 from .runs_helpers import scenario_document
-from .test_run_pages import finished, pat, tasks_in_process  # noqa: F401 (fixtures)
+from .test_run_pages import finished, pat  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.django_db
 

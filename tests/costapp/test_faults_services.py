@@ -25,7 +25,7 @@ from tests.conftest import start_celery_worker, stop_celery_worker
 from tests.factories import UserFactory
 
 from .runs_helpers import scenario_document
-from .test_run_pages import finished, pat, tasks_in_process  # noqa: F401 (fixtures)
+from .test_run_pages import finished, pat  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.services
 
