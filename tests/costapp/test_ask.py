@@ -55,6 +55,8 @@ def test_the_70b_question_becomes_a_plan_of_every_family_and_an_answer_in_one_se
     assert f"${best['total_usd']:,.0f} over the 39 months" in sentence
     assert f"P10–P90 ${best['p10_usd']:,.0f}–${best['p90_usd']:,.0f}" in sentence
     assert "What would change the answer" in page and 'id="sensitivity"' in page
+    share = f"/scenarios/{question.scenario.pk}/share/"
+    assert share in page and client.get(share).status_code == 200  # the owner shares it
     question.refresh_from_db()
     assert question.changes["runner_up"] and len(question.changes["moves"]) == 6
     # the plan priced again in this process gives the same result
