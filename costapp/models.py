@@ -121,6 +121,11 @@ class SimulationRun(models.Model):
     attempts = models.PositiveIntegerField(
         default=0, help_text="times a worker started (or restarted) the run"
     )
+    resumed = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="when the run was last resumed after showing no sign of life (its worker lost)",
+    )
     units = ExactJSONField(
         default=list,
         help_text="the block tasks of the run, fixed when it is created: [kind, unit, blocks]",

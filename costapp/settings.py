@@ -216,7 +216,14 @@ CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=1000)
 # Runs: Monte Carlo blocks (of 1 000 paths) per block task; a run with no sign of life for this
 # long is requeued by beat (its worker died or its messages were lost).
 RUN_BLOCKS_PER_TASK = env.int("RUN_BLOCKS_PER_TASK", default=25)
-RUN_STALE_AFTER_S = env.int("RUN_STALE_AFTER_S", default=CELERY_VISIBILITY_TIMEOUT_S)
+# A live run lands a unit every few seconds (each unit's task writes its heartbeat), so a minute
+# without one means its worker was lost; a unit slower than that is computed twice at most (the
+# second landing changes nothing).
+RUN_STALE_AFTER_S = env.int("RUN_STALE_AFTER_S", default=60)
+# How often beat looks for such runs [s].
+RUN_STALE_CHECK_S = env.int("RUN_STALE_CHECK_S", default=15)
+# A task whose pool process died (killed, out of memory) goes back to the queue at once.
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
 # The Celery queue of every task of the run pipeline, beat's requeue included (empty: the default
 # queue); the services read it when they publish, so a worker set can be given runs of its own.
 RUN_QUEUE = env.str("RUN_QUEUE", default="")
@@ -228,7 +235,7 @@ CELERY_BEAT_SCHEDULE["price-refresh-sweep"] = {
 }
 CELERY_BEAT_SCHEDULE["runs-requeue-stale"] = {
     "task": "costapp.runs_requeue_stale",
-    "schedule": 60.0,
+    "schedule": float(RUN_STALE_CHECK_S),
     "options": {"queue": RUN_QUEUE} if RUN_QUEUE else {},
 }
 

@@ -233,11 +233,13 @@ def start_celery_worker(
     env: dict | None = None,
     own_process_group: bool = False,
     queue: str = "",
+    beat: bool = False,
 ) -> dict:
     """Start a real Celery worker process (prefork) on the test database and Redis and wait until
     it answers a ping; ``{"nodename", "process", "log"}``. With ``own_process_group`` the worker
     and its children form a process group of their own (to be killed as a whole); with ``queue``
-    it consumes that queue only (``-Q``)."""
+    it consumes that queue only (``-Q``); with ``beat`` it runs the beat schedule too (``-B``, its
+    schedule file beside the log)."""
     from costapp.celery import app
 
     nodename = f"tests-{uuid.uuid4().hex[:8]}@localhost"
@@ -269,6 +271,7 @@ def start_celery_worker(
             "--without-mingle",
             "--without-heartbeat",
             *(["-Q", queue] if queue else []),
+            *(["-B", "-s", str(log_path.with_suffix(".beat-schedule"))] if beat else []),
         ],
         cwd=ROOT,
         env=worker_env,

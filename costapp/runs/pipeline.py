@@ -565,8 +565,9 @@ def runs_requeue_stale(*, stale_after: timedelta) -> list[int]:
             run = _locked(run_id)
             if run is None or run.status not in SimulationRun.ACTIVE:
                 continue
-            run.heartbeat = timezone.now()
-            run.save(update_fields=["heartbeat"])
+            run.heartbeat = run.resumed = timezone.now()
+            run.merge_started = None  # a merger that died with the worker is taken over at once
+            run.save(update_fields=["heartbeat", "resumed", "merge_started"])
         logger.warning("run %s shows no sign of life: requeued", run_id)
         store.publish(store.RUN_EXECUTE_TASK, run_id)
         requeued.append(run_id)
