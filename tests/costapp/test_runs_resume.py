@@ -23,9 +23,9 @@ pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
 def test_a_run_whose_worker_is_killed_resumes_within_120_s_by_beat_alone(
     client,
-    alice,
+    alice,  # noqa: F811 (the fixture imported above)
     catalog,
-    celery_workers,  # noqa: F811
+    celery_workers,
 ):
     assert settings.RUN_STALE_AFTER_S + settings.RUN_STALE_CHECK_S <= 90  # the defaults
     doomed = celery_workers(concurrency=2, own_process_group=True)
