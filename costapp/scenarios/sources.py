@@ -21,9 +21,6 @@ from collections.abc import Mapping
 from datetime import date
 from typing import Any
 
-from django.conf import settings
-from django.utils import timezone
-
 from costapp.scenarios.catalog import scenario_catalog_refs, staff_needs_sizing
 from costapp.scenarios.documents import ScenarioDocument
 from costapp.tco import (
@@ -36,6 +33,7 @@ from costapp.tco import (
 )
 from hardware import market
 from hardware.models import EgressTier as EgressTierRow
+from hardware.models import stale_before
 
 ZERO_HIDES_COST_FIELDS = {
     "colo_usd_per_kw_month": "the colocation cost",
@@ -82,7 +80,7 @@ def _row(path: str, value: Any, source: str, stated_on: str | None, flags: list[
 
 
 def _offer_rows(
-    index: int, raw: Mapping[str, Any], option: Mapping[str, Any], refs: CatalogRefs
+    index: int, raw: Mapping[str, Any], option: Mapping[str, Any], refs: CatalogRefs, today: date
 ) -> list[dict]:
     offer = raw.get("offer")
     if not isinstance(offer, dict):
@@ -126,7 +124,7 @@ def _offer_rows(
     if not egress_given and (rows or standing["egress_known"]):  # an offer that supplies no
         # price (inputs fed back in) adds no egress_unknown row: it supplied nothing
         if standing["egress_known"]:
-            rows.append(_egress_row(f"{base}.egress_tiers", option, standing["provider"]))
+            rows.append(_egress_row(f"{base}.egress_tiers", option, standing["provider"], today))
         else:
             note = standing["egress_note"] or "no egress tiers in the catalog"
             rows.append(
@@ -142,7 +140,7 @@ def _offer_rows(
     return rows
 
 
-def _egress_row(path: str, option: Mapping[str, Any], provider: str) -> dict:
+def _egress_row(path: str, option: Mapping[str, Any], provider: str, today: date) -> dict:
     tiers = list(EgressTierRow.objects.filter(provider__slug=provider))
     sources = sorted({tier.source for tier in tiers if tier.source}) or [
         f"{provider} egress tiers in the catalog"
@@ -154,12 +152,8 @@ def _egress_row(path: str, option: Mapping[str, Any], provider: str) -> dict:
         option.get("egress_tiers"),
         "; ".join(sources),
         _iso(stated_on),
-        ["stale"] if _stale(stated_on, settings.PRICE_STALE_DAYS) else [],
+        ["stale"] if stated_on is None or stated_on < stale_before(today) else [],
     )
-
-
-def _stale(stated_on: date | None, days: int) -> bool:
-    return stated_on is None or (timezone.localdate() - stated_on).days > days
 
 
 def _quote_rows(
@@ -267,11 +261,13 @@ def run_sources(
     for index, (raw, option) in enumerate(zip(raw_options, options, strict=True)):
         if not isinstance(raw, dict):
             continue
-        rows.extend(_offer_rows(index, raw, option, refs))
+        rows.extend(_offer_rows(index, raw, option, refs, today))
         rows.extend(_quote_rows(index, raw, option, refs, today))
         egress_provider = raw.get("egress_provider")
         if isinstance(egress_provider, str) and egress_provider in refs.egress_providers:
-            rows.append(_egress_row(f"options[{index}].egress_tiers", option, egress_provider))
+            rows.append(
+                _egress_row(f"options[{index}].egress_tiers", option, egress_provider, today)
+            )
         rows.extend(_token_price_rows(index, raw, option, refs))
         rows.extend(_assumption_rows(index, raw, option, refs))
     return rows
