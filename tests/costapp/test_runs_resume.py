@@ -4,19 +4,16 @@ run succeeds within 120 s of the kill, equal to ``simulate``; its page says when
 Real Redis, PostgreSQL and Celery worker processes (run with GPU_TCO_SERVICES=1)."""
 
 import json
-import os
-import signal
 import time
 
 import pytest
 from django.conf import settings
-from django.test import override_settings
 
 from costapp.models import SimulationRun
 from costapp.scenarios import services
 
 from .runs_helpers import scenario_document
-from .test_runs_workers import alice, start_run  # noqa: F401 (a fixture)
+from .test_runs_workers import alice, run_killed_mid_way  # noqa: F401 (a fixture)
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
@@ -30,16 +27,7 @@ def test_a_run_whose_worker_is_killed_resumes_within_120_s_by_beat_alone(
     assert settings.RUN_STALE_AFTER_S + settings.RUN_STALE_CHECK_S <= 90  # the defaults
     doomed = celery_workers(concurrency=2, own_process_group=True)
     document = scenario_document(paths=40_000, seed=11)
-    with override_settings(RUN_BLOCKS_PER_TASK=1):
-        _scenario, response = start_run(client, document)
-    run_id = response.json()["id"]
-    deadline = time.monotonic() + 120
-    while SimulationRun.objects.get(pk=run_id).progress < 5:
-        assert time.monotonic() < deadline, "the run made no progress"
-        time.sleep(0.005)
-    os.killpg(doomed["process"].pid, signal.SIGKILL)
-    killed = time.monotonic()
-    doomed["process"].wait(timeout=20)
+    run_id, killed = run_killed_mid_way(client, document, doomed)
     assert SimulationRun.objects.get(pk=run_id).status == "running"
     # a new worker with beat: nothing else is done by hand
     celery_workers(concurrency=2, beat=True)

@@ -39,6 +39,22 @@ def start_run(client, document, body=None):
     return created.json(), response
 
 
+def run_killed_mid_way(client, document, worker) -> tuple[int, float]:
+    """Start a run of ``document`` (a task a block) on ``worker`` alone, SIGKILL the worker's
+    process group once 5 % has landed; the run's id and the moment of the kill (monotonic)."""
+    with override_settings(RUN_BLOCKS_PER_TASK=1):
+        _scenario, response = start_run(client, document)
+    run_id = response.json()["id"]
+    deadline = time.monotonic() + 120
+    while SimulationRun.objects.get(pk=run_id).progress < 5:
+        assert time.monotonic() < deadline, "the run made no progress"
+        time.sleep(0.005)
+    os.killpg(worker["process"].pid, signal.SIGKILL)
+    killed = time.monotonic()
+    worker["process"].wait(timeout=20)
+    return run_id, killed
+
+
 def watch(run_id: int, timeout_s: float = 180):
     """Poll the row until the run ends; the (status, progress) pairs seen, in order."""
     seen = []
@@ -116,15 +132,7 @@ def test_a_worker_killed_with_its_process_group_mid_run_is_picked_up_and_finishe
     short = {"CELERY_VISIBILITY_TIMEOUT_S": "15"}  # hard time limit 10 s, soft 7 s
     doomed = celery_workers(concurrency=2, env=short, own_process_group=True)
     document = scenario_document(paths=40_000, seed=9)
-    with override_settings(RUN_BLOCKS_PER_TASK=1):
-        _scenario, response = start_run(client, document)
-    run_id = response.json()["id"]
-    deadline = time.monotonic() + 120
-    while SimulationRun.objects.get(pk=run_id).progress < 5:
-        assert time.monotonic() < deadline, "the run made no progress"
-        time.sleep(0.005)
-    os.killpg(doomed["process"].pid, signal.SIGKILL)
-    doomed["process"].wait(timeout=20)
+    run_id, _killed = run_killed_mid_way(client, document, doomed)
     killed_at = SimulationRun.objects.get(pk=run_id)
     assert killed_at.status == "running" and killed_at.progress < 100, killed_at.progress
     # a new worker: the broker hands the dead worker's messages out again after the visibility
