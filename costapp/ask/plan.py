@@ -24,7 +24,7 @@ from costapp.scenarios.sources import resolved_catalog_refs
 from costapp.tco import normalize, plan_build, schema
 from hardware import market
 from hardware import selectors as catalog
-from hardware.models import EgressTier, GpuModel
+from hardware.models import DedicatedQuote, EgressTier, GpuModel, PurchaseQuote
 
 PATHS = 10_000
 LORA_FLOPS_PER_TOKEN = 6  # [FLOP per parameter and token], as the shipped 70B example counts it
@@ -216,8 +216,6 @@ def _gpu_options(gpu: str, name: str, today: date, known: set[str], horizon: int
              "term_months": 12 * years},
             f"committed_{years}y", f"commit to {name} GPUs for {years} year{'s' * (years > 1)}",
             years=years, where=_where(price))  # fmt: skip
-    from hardware.models import DedicatedQuote, PurchaseQuote
-
     dedicated = _valid_quotes(DedicatedQuote, gpu, today)
     if not dedicated:
         left_out.append(f"Leasing dedicated {name} servers: no dedicated-server quote for it "
