@@ -222,8 +222,9 @@ def _gpu_options(gpu: str, name: str, today: date, known: set[str], horizon: int
                         "that is still valid.")  # fmt: skip
     else:
         quote = min(dedicated, key=lambda q: q.usd_per_server_month / q.gpus_per_server)
-        add({"type": "dedicated", "name": f"{name} dedicated servers ({quote.vendor} "
-             f"{quote.reference})", "quote": quote.pk},
+        # the vendor and reference stay in sources and notes, out of the option's name: a
+        # read-only link of the run names quotes only as "a quote"
+        add({"type": "dedicated", "name": f"Lease {name} dedicated servers", "quote": quote.pk},
             "dedicated", f"lease dedicated servers of {quote.gpus_per_server} {name} GPUs",
             vendor=quote.vendor, gpus_per_server=quote.gpus_per_server)  # fmt: skip
     purchase = _valid_quotes(PurchaseQuote, gpu, today)
@@ -232,8 +233,8 @@ def _gpu_options(gpu: str, name: str, today: date, known: set[str], horizon: int
                         "(the catalog's assumptions hold no server price).")  # fmt: skip
     else:
         quote = min(purchase, key=lambda q: q.capex_usd_per_server / q.gpus_per_server)
-        option: dict[str, Any] = {"type": "on_prem", "name": f"Buy {name} servers ({quote.vendor} "
-                                  f"{quote.reference})", "quote": quote.pk}  # fmt: skip
+        option: dict[str, Any] = {"type": "on_prem", "name": f"Buy {name} servers",
+                                  "quote": quote.pk}  # fmt: skip
         for field, key in ASSUMPTION_FIELDS.items():
             if market.assumption_value(key) is not None:
                 option[field] = {"assumption": key}

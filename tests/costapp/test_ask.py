@@ -42,6 +42,8 @@ def test_the_70b_question_becomes_a_plan_of_every_family_and_an_answer_in_one_se
                         "dedicated", "on_prem", "api"}  # fmt: skip
     document = question.scenario.document
     assert not question.scenario.shared and question.scenario.owner == user
+    names = " ".join(o["name"] for o in document["options"])
+    assert "Demo" not in names and "DEMO-" not in names  # quotes by vendor only in sources
     assert document["simulation"]["paths"] == 10_000
     assert document["simulation"]["demand_multiplier"] == {
         "dist": "triangular", "low": 0.7, "mode": 1.0, "high": 1.3}  # fmt: skip
