@@ -1,0 +1,123 @@
+"""How a person reads a figure: money, prices per hour, percentages and the age of a source's
+statement, in words. Pure functions of plain values (the pages' template filters,
+``hardware/templatetags/figures.py``, and the charts' labels call them); downloads and the API
+keep the exact figures.
+
+- A total: whole dollars with thousands separators (``$1,234,567``).
+- A price per hour (or per GPU-hour, per million tokens): 2 decimals from $1 up (``$2.49``), 3
+  significant figures below (``$0.0625``, ``$0.412``); never in exponent form.
+- A percentage: one decimal (``37.5 %``).
+- An age: "today", "yesterday", "3 days ago" (under 60 days), "14 months ago" (under 24 months),
+  "3 years ago"; a date in the future is "in 5 days" (a quote valid until then, say).
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import date, datetime
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+Number = int | float | Decimal
+
+DASH = "—"
+
+
+def _number(value: Any) -> float | None:
+    """A finite float, or None for no value (None, "", NaN, an infinity, a non-number)."""
+    if value is None or value == "" or isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def usd_total(value: Any, *, sign: bool = False) -> str:
+    """A sum of money in whole dollars with thousands separators: ``$1,234,567``, ``-$12``;
+    ``sign`` writes ``+`` before a positive figure (a difference). A dash for no value."""
+    number = _number(value)
+    if number is None:
+        return DASH
+    rounded = int(Decimal(repr(number)).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+    if rounded == 0:
+        return "$0"
+    text = f"${abs(rounded):,}"
+    if rounded < 0:
+        return "-" + text
+    return ("+" + text) if sign else text
+
+
+def usd_rate(value: Any, *, sign: bool = False) -> str:
+    """A price per hour, per GPU-hour or per million tokens: 2 decimals from $1 up (``$2.49``,
+    ``$1,234.50``), 3 significant figures below (``$0.0625``, ``$0.412``, ``$0.000150``). A dash
+    for no value."""
+    number = _number(value)
+    if number is None:
+        return DASH
+    size = abs(number)
+    if size == 0:
+        return "$0.00"
+    if size >= 1:
+        text = f"{size:,.2f}"
+    else:
+        decimals = 2 - math.floor(math.log10(size))  # 3 significant figures
+        text = f"{size:.{decimals}f}"
+        if float(text) >= 1:  # 0.9996 rounds up to 1.00
+            text = f"{float(text):,.2f}"
+    prefix = "-" if number < 0 else ("+" if sign else "")
+    return f"{prefix}${text}"
+
+
+def percent_text(value: Any, *, share: bool = True, sign: bool = False) -> str:
+    """A percentage with one decimal and its sign: ``37.5 %``. ``share``: the value is a share
+    in [0, 1] (``0.375``); otherwise already in percent (``37.5``). A dash for no value."""
+    number = _number(value)
+    if number is None:
+        return DASH
+    pct = 100.0 * number if share else number
+    text = f"{pct:,.1f}"
+    if text in {"-0.0", "0.0"}:
+        return "0.0 %"
+    return ("+" if sign and pct > 0 else "") + text + " %"
+
+
+def _day(value: date | datetime) -> date:
+    return value.date() if isinstance(value, datetime) else value
+
+
+def age_words(value: date | datetime | None, today: date) -> str:
+    """How long before ``today`` a day was, in words ("today", "yesterday", "3 days ago",
+    "14 months ago", "3 years ago"); after it, "tomorrow" or "in N days" (and months, years).
+    An empty string for no day."""
+    if value is None:
+        return ""
+    day = _day(value)
+    days = (today - day).days
+    if days == 0:
+        return "today"
+    if days == 1:
+        return "yesterday"
+    if days == -1:
+        return "tomorrow"
+    span = abs(days)
+    months = (abs((today.year - day.year) * 12 + today.month - day.month)) - (
+        1 if (today.day < day.day if days > 0 else day.day < today.day) else 0
+    )
+    if span < 60:
+        amount, unit = span, "day"
+    elif months < 24:
+        amount, unit = max(months, 2), "month"
+    else:
+        amount, unit = months // 12, "year"
+    words = f"{amount} {unit}{'' if amount == 1 else 's'}"
+    return f"{words} ago" if days > 0 else f"in {words}"
+
+
+def stated_words(value: date | datetime | None, today: date) -> str:
+    """When a source stated a figure, in words: "stated 14 months ago"; "date unknown" for no
+    day."""
+    if value is None:
+        return "date unknown"
+    return f"stated {age_words(value, today)}"

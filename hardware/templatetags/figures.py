@@ -1,0 +1,77 @@
+"""Template filters for figures as a person reads them (``hardware/figures.py``): totals in
+whole dollars, prices per hour, percentages, and when a source stated a figure, in words with
+the date on hover."""
+
+from datetime import UTC, date, datetime
+from typing import Any
+
+from django import template
+from django.utils import timezone
+from django.utils.html import format_html
+
+from hardware import figures
+
+register = template.Library()
+
+
+@register.filter
+def usd(value: Any) -> str:
+    """A total in whole dollars with thousands separators: ``$1,234,567``."""
+    return figures.usd_total(value)
+
+
+@register.filter
+def usd_signed(value: Any) -> str:
+    """A difference of totals, its sign written: ``+$1,234``, ``-$12``."""
+    return figures.usd_total(value, sign=True)
+
+
+@register.filter
+def usd_rate(value: Any) -> str:
+    """A price per hour: ``$2.49``, ``$0.0625``."""
+    return figures.usd_rate(value)
+
+
+@register.filter
+def pct(value: Any) -> str:
+    """A share in [0, 1] as a percentage with one decimal: ``37.5 %``."""
+    return figures.percent_text(value)
+
+
+@register.filter
+def pct_points(value: Any) -> str:
+    """A figure already in percent, with one decimal: ``37.5 %``."""
+    return figures.percent_text(value, share=False)
+
+
+def _today() -> date:
+    return timezone.now().date()
+
+
+def _when(value: date | datetime) -> tuple[str, str]:
+    """The ``datetime`` attribute and the hover text of a day or an instant (UTC)."""
+    if isinstance(value, datetime):
+        moment = value.astimezone(UTC) if timezone.is_aware(value) else value
+        return moment.isoformat(), moment.strftime("%Y-%m-%d %H:%M UTC")
+    return value.isoformat(), value.isoformat()
+
+
+@register.filter
+def stated(value: date | datetime | None) -> str:
+    """When a source stated a figure: ``<time … title="2025-10-01">stated 14 months ago</time>``;
+    "date unknown" for no day."""
+    if value is None:
+        return "date unknown"
+    machine, shown = _when(value)
+    words = figures.stated_words(value, _today())
+    return format_html('<time datetime="{}" title="{}">{}</time>', machine, shown, words)
+
+
+@register.filter
+def ago(value: date | datetime | None) -> str:
+    """How long ago a day or instant was, in words, with its date on hover: ``3 days ago``."""
+    if value is None:
+        return "—"
+    machine, shown = _when(value)
+    words = figures.age_words(value, _today())
+    return format_html('<time datetime="{}" title="{}">{}</time>', machine, shown, words)
