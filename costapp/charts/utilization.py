@@ -43,9 +43,7 @@ def utilization_chart(result: Mapping[str, Any], curves: Mapping[str, Any]) -> C
     layout = stacked_panels_layout(len(panels))
     for panel, option in enumerate(panels, start=1):
         layout["annotations"][panel - 1]["text"] = f"{option['name']} against {baseline_name}"
-        layout[axis_name("xaxis", panel)]["title"] = {
-            "text": f"Average utilization of {option['name']} [%]"
-        }
+        layout[axis_name("xaxis", panel)]["title"] = {"text": "Average utilization [%]"}
         layout[axis_name("yaxis", panel)]["title"] = {"text": f"Total over {horizon} months [USD]"}
     layout.update(
         title={"text": "Cost against utilization"},
@@ -119,7 +117,10 @@ def utilization_chart(result: Mapping[str, Any], curves: Mapping[str, Any]) -> C
                     y=[break_even["total_usd"]],
                     mode="markers+text",
                     text=[f"break-even {100.0 * break_even['average_utilization']:.1f}%"],
-                    textposition="top left",
+                    # toward the middle of the panel, never over an axis's labels
+                    textposition=(
+                        "top right" if break_even["average_utilization"] < 0.5 else "top left"
+                    ),
                     name=f"{option['name']}: break-even",
                     marker=break_even_marker(series_color(index)),
                     showlegend=False,

@@ -1,16 +1,234 @@
 // Draws every Plotly figure on the page from the JSON beside it; again after an htmx swap.
+//
+// Each figure is fitted to the width it is drawn at, so no text overlaps another or leaves the
+// chart: titles, axis titles, panel titles, legend names and category labels are wrapped at
+// spaces to the width they have; the legend sits at the bottom of the chart, below the axes'
+// titles, and the chart grows by the legend's height so the plot keeps its own; marker labels
+// are never cut at an axis. A window resized by more than a few pixels fits them again.
 (function () {
-  var CONFIG = { displaylogo: false, responsive: true, showLink: false };
+  // not plotly's own "responsive": a resized window draws the figure again, fitted (below)
+  var CONFIG = { displaylogo: false, responsive: false, showLink: false };
+  var CHAR_PX = 7.2; // an average character of Plotly's 12 px font
+  var TITLE_PX = 10; // of a 17 px title
+  var GAP = 8;
+
+  function wrap(text, width) {
+    if (typeof text !== "string" || width < 8) return text;
+    return text.split("<br>").map(function (line) {
+      var out = [], current = "";
+      line.split(" ").forEach(function (word) {
+        if (current && (current + " " + word).length > width) {
+          out.push(current);
+          current = word;
+        } else {
+          current = current ? current + " " + word : word;
+        }
+      });
+      if (current) out.push(current);
+      return out.join("<br>");
+    }).join("<br>");
+  }
+
+  function cut(text, most) {
+    var parts = text.split("<br>");
+    if (parts.length <= most) return text;
+    return parts.slice(0, most).join("<br>") + "…";
+  }
+
+  function titled(holder, width) {
+    if (!holder || holder.title == null) return;
+    if (typeof holder.title === "string") holder.title = { text: holder.title };
+    if (holder.title.text) holder.title.text = wrap(holder.title.text, width);
+  }
+
+  function fitted(source, width) {
+    var figure = JSON.parse(source);
+    var layout = figure.layout || (figure.layout = {});
+    var margin = layout.margin || (layout.margin = {});
+    if (width < 600) {
+      margin.l = Math.min(margin.l == null ? 80 : margin.l, 64);
+      margin.r = Math.min(margin.r == null ? 80 : margin.r, 12);
+    }
+    var left = margin.l == null ? 80 : margin.l, right = margin.r == null ? 80 : margin.r;
+    var plotChars = Math.floor((width - left - right) / CHAR_PX);
+    var height = layout.height || 450;
+    titled(layout, Math.floor((width - 20) / TITLE_PX));
+    if (layout.title && layout.title.text) {
+      // at the top of the chart, its lines downwards, the plot below them
+      layout.title.yref = "container";
+      layout.title.yanchor = "top";
+      layout.title.automargin = false;
+      margin.t = Math.max(margin.t == null ? 100 : margin.t, lines(layout.title.text) * 23 + 44);
+    }
+    Object.keys(layout).forEach(function (key) {
+      if (/^xaxis\d*$/.test(key)) {
+        titled(layout[key], plotChars);
+        layout[key].automargin = true;
+      } else if (/^yaxis\d*$/.test(key)) {
+        var panels = Object.keys(layout).filter(function (k) { return /^yaxis\d*$/.test(k); }).length;
+        titled(layout[key], Math.floor((height / Math.max(panels, 1) - 60) / CHAR_PX));
+        layout[key].automargin = true;
+      }
+    });
+    var noteChars = Math.floor((width - left - right) / 9); // panel titles: 16 px
+    (layout.annotations || []).forEach(function (note) {
+      if (note.text) note.text = wrap(note.text, note.font && note.font.size < 14 ? plotChars : noteChars);
+    });
+    var legendChars = Math.max(16, Math.min(60, Math.floor((width - 60) / CHAR_PX)));
+    (figure.data || []).forEach(function (trace) {
+      if (trace.name) trace.name = wrap(trace.name, legendChars);
+      if (typeof trace.mode === "string" && trace.mode.indexOf("text") >= 0 && trace.cliponaxis == null) {
+        trace.cliponaxis = false;
+      }
+      if (trace.type === "bar" && Array.isArray(trace.x) && trace.x.every(function (x) { return typeof x === "string"; })) {
+        // long category names: wrapped under their bars (3 lines at most, the rest cut, the
+        // whole name in the tooltip and the table), turned upright where the bars are narrow
+        var per = Math.floor(plotChars / Math.max(trace.x.length, 1)) - 1;
+        var upright = per < 14;
+        var axis = "xaxis" + (trace.xaxis ? trace.xaxis.slice(1) : "");
+        var holder = layout[axis] || (layout[axis] = {});
+        holder.tickmode = "array";
+        holder.tickvals = trace.x;
+        holder.ticktext = trace.x.map(function (x) { return cut(wrap(x, upright ? 24 : per), 3); });
+        holder.tickangle = upright ? -90 : 0;
+      }
+    });
+    var stacked = stack(layout, width);
+    if (stacked) figure.plotHeight = stacked;
+    var legend = layout.legend || (layout.legend = {});
+    if (legend.orientation === "h" || width < 600) {
+      legend.orientation = "h";
+      legend.xref = "container"; legend.x = 0; legend.xanchor = "left";
+      legend.yref = "container"; legend.y = 0; legend.yanchor = "bottom";
+    }
+    layout.height = layout.height || height;
+    layout.width = width;
+    layout.autosize = false;
+    if (layout.title && layout.title.text) layout.title.y = 1 - 24 / layout.height;
+    if (figure.plotHeight == null) {
+      var mt = margin.t == null ? 100 : margin.t, mb = margin.b == null ? 80 : margin.b;
+      figure.plotHeight = Math.max(220, Math.min(layout.height - mt - mb, 340));
+    }
+    return figure;
+  }
+
+  function lines(text) {
+    return typeof text === "string" && text ? text.split("<br>").length : 0;
+  }
+
+  function axisTitle(axis) {
+    return axis && axis.title ? axis.title.text : "";
+  }
+
+  // Panels stacked in one column (make_subplots' titles as annotations): laid out in pixels,
+  // each with room above for its title's lines and below for its ticks and axis title's lines,
+  // so a panel's axis title never meets the next panel's title.
+  function stack(layout, width) {
+    var ykeys = Object.keys(layout).filter(function (k) { return /^yaxis\d*$/.test(k); })
+      .sort(function (a, b) { return Number(a.slice(5) || 1) - Number(b.slice(5) || 1); });
+    var notes = layout.annotations || [];
+    if (ykeys.length < 2 || notes.length < ykeys.length) return;
+    var plotH = width < 600 ? 220 : 240, lineH = 17;
+    var parts = ykeys.map(function (key, i) {
+      var xkey = "xaxis" + key.slice(5);
+      return {
+        x: xkey,
+        y: key,
+        above: lines(notes[i].text) * 21 + 10,
+        below: 34 + lines(axisTitle(layout[xkey])) * lineH + 24,
+      };
+    });
+    var total = parts.reduce(function (sum, p) { return sum + p.above + plotH + p.below; }, 0);
+    var cursor = total;
+    parts.forEach(function (p, i) {
+      cursor -= p.above;
+      var top = cursor / total;
+      cursor -= plotH;
+      var bottom = cursor / total;
+      cursor -= p.below;
+      layout[p.y].domain = [bottom, top];
+      layout[p.y].automargin = true;
+      layout[p.x] = layout[p.x] || {};
+      layout[p.x].automargin = i === parts.length - 1;
+      notes[i].y = top;
+      notes[i].yanchor = "bottom";
+    });
+    var margin = layout.margin;
+    layout.height = total + (margin.t == null ? 100 : margin.t) + 40;
+    margin.b = 40;
+    return total;
+  }
+
+  function boxes(el, selector) {
+    return Array.prototype.map.call(el.querySelectorAll(selector), function (n) { return n.getBoundingClientRect(); })
+      .filter(function (r) { return r.width > 0 && r.height > 0; });
+  }
+
+  // After the first drawing: the plot's own height back where the margins took it (long tick
+  // labels, a legend of many lines), and room for the legend below the lowest axis text.
+  function settle(el, figure) {
+    var layout = figure.layout;
+    var size = el._fullLayout && el._fullLayout._size;
+    if (!size) return null;
+    var grow = Math.max(0, Math.ceil(figure.plotHeight - size.h));
+    var lower = 0;
+    var legend = el.querySelector(".legend");
+    if (legend && layout.legend && layout.legend.yref === "container") {
+      var top = legend.getBoundingClientRect().top;
+      var lowest = null;
+      boxes(el, ".xtick text, [class^='g-x'][class$='title'] text").forEach(function (r) {
+        if (lowest === null || r.bottom > lowest) lowest = r.bottom;
+      });
+      if (lowest !== null) lower = Math.max(0, Math.ceil(lowest + GAP - top));
+    }
+    grow = Math.min(grow + lower, 1200);
+    if (grow <= 0) return null;
+    layout.height += grow;
+    var update = { height: layout.height };
+    if (layout.title && layout.title.text) update["title.y"] = layout.title.y = 1 - 24 / layout.height;
+    if (lower > 0) {
+      layout.margin.b = size.b + lower;
+      update["margin.b"] = layout.margin.b;
+    }
+    return window.Plotly.relayout(el, update);
+  }
+
+  function render(el) {
+    var source = document.getElementById(el.dataset.figure);
+    if (!source || !window.Plotly) return;
+    var width = el.clientWidth || el.parentElement.clientWidth || 600;
+    var figure = fitted(source.textContent, width);
+    el.dataset.fittedWidth = String(width);
+    delete el.dataset.settled;
+    if (el.dataset.drawn) window.Plotly.purge(el); // drawn anew: its margins measured afresh
+    // data-settled: drawn and fitted (what the layout tests wait for)
+    var done = function () { el.dataset.settled = "1"; };
+    try {
+      Promise.resolve(window.Plotly.newPlot(el, figure.data, figure.layout, CONFIG)).then(function () {
+        return settle(el, figure);
+      }).then(done, function (error) { done(); console.error(error); });
+    } catch (error) {
+      done();
+      console.error(error);
+    }
+    el.dataset.drawn = "1";
+  }
+
   function draw(root) {
     root.querySelectorAll("[data-figure]").forEach(function (el) {
-      if (el.dataset.drawn) return;
-      var source = document.getElementById(el.dataset.figure);
-      if (!source || !window.Plotly) return;
-      var figure = JSON.parse(source.textContent);
-      window.Plotly.newPlot(el, figure.data, figure.layout, CONFIG);
-      el.dataset.drawn = "1";
+      if (!el.dataset.drawn) render(el);
     });
   }
+
+  var pending = null;
+  window.addEventListener("resize", function () {
+    clearTimeout(pending);
+    pending = setTimeout(function () {
+      document.querySelectorAll("[data-figure][data-drawn]").forEach(function (el) {
+        if (Math.abs(el.clientWidth - Number(el.dataset.fittedWidth || 0)) > 4) render(el);
+      });
+    }, 150);
+  });
   document.addEventListener("DOMContentLoaded", function () { draw(document); });
   document.addEventListener("htmx:afterSettle", function (event) { draw(event.target); });
 })();

@@ -1,8 +1,10 @@
 """Every page an admin reaches from the dashboard, in a real browser (headless Chromium), with a
 finished run and the comparison of two runs: no console error and no page error (a script or
 style the Content-Security-Policy blocks is one), the policy's header on every page, no broken
-link, a label on every form control; and full-page screenshots of the main pages in
-``artifacts/screenshots/``.
+link, a label on every form control; every page laid out to fit at 1440, 1280 and 390 px wide
+(``tests/browser/layout.py``: nothing wider than its box outside the scroll containers, no text
+of a chart overlapping another or leaving the chart); and full-page screenshots of the main pages
+at 1440 and 390 px in ``artifacts/screenshots/``.
 
 The crawl follows the links of each page (same site; downloads and the API left out) and visits
 one address per kind of page: per URL route and set of query parameters (the admin's pages per
@@ -16,6 +18,7 @@ from django.contrib.auth.models import User
 from django.urls import Resolver404, resolve
 
 from costapp.csp import HEADER as CSP_HEADER
+from tests.browser.layout import FITTED, OVERFLOWS, PLOT_TEXT, WIDTHS
 from tests.browser.support import PASSWORD, SCREENSHOTS, finished_run, log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -33,8 +36,16 @@ SCREENSHOT_NAMES = {
     "run": "run.png",
     "runs-compare": "compare.png",
 }
-"""The pages photographed: URL name -> file, taken on the first visit without a query (for the
-comparison: with one)."""
+"""The pages photographed, at 1440 px and at 390 px wide: URL name -> file (``-390`` before the
+suffix for the phone's), taken on the first visit without a query (for the comparison: with
+one)."""
+SHOT_WIDTHS = (1440, 390)
+
+
+def shot_file(name: str, width: int) -> str:
+    file = SCREENSHOT_NAMES[name]
+    return file if width == 1440 else file.replace(".png", f"-{width}.png")
+
 
 UNLABELLED = """() => Array.from(document.querySelectorAll("input, select, textarea"))
   .filter(el => !["hidden", "submit", "reset", "button", "image"].includes(el.type))
@@ -88,6 +99,7 @@ def test_every_page_from_the_dashboard_is_clean_and_labelled(page, live_server, 
     broken: list[str] = []
     without_policy: list[str] = []
     unlabelled: dict[str, list[str]] = {}
+    misfits: dict[str, list[str]] = {}
     screenshots: dict[str, str] = {}
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     while queue:
@@ -108,18 +120,20 @@ def test_every_page_from_the_dashboard_is_clean_and_labelled(page, live_server, 
             unlabelled[url] = missing
         name = kind[1]
         has_query = bool(urlsplit(url).query)
-        if (
+        photograph = (
             name in SCREENSHOT_NAMES
             and name not in screenshots
             and has_query == (name == "runs-compare")
-        ):
-            plots = page.locator(".plot[data-figure]").count()
-            if plots:
-                page.wait_for_function(
-                    "n => document.querySelectorAll('.js-plotly-plot .main-svg').length >= n",
-                    arg=plots,
-                )
-            page.screenshot(path=str(SCREENSHOTS / SCREENSHOT_NAMES[name]), full_page=True)
+        )
+        for width in WIDTHS:
+            page.set_viewport_size({"width": width, "height": 900})
+            page.wait_for_function(FITTED)
+            problems = page.evaluate(OVERFLOWS) + page.evaluate(PLOT_TEXT)
+            if problems:
+                misfits[f"{url} at {width} px"] = problems
+            if photograph and width in SHOT_WIDTHS:
+                page.screenshot(path=str(SCREENSHOTS / shot_file(name, width)), full_page=True)
+        if photograph:
             screenshots[name] = url
         links = page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)")
         queue.extend(link for link in links if link.startswith(origin))
@@ -128,9 +142,11 @@ def test_every_page_from_the_dashboard_is_clean_and_labelled(page, live_server, 
     assert broken == [], broken
     assert without_policy == [], without_policy
     assert unlabelled == {}, "\n".join(f"{u}: {m}" for u, m in unlabelled.items())
+    assert misfits == {}, "\n".join(f"{where}: {found}" for where, found in misfits.items())
     assert set(screenshots) == set(SCREENSHOT_NAMES), set(SCREENSHOT_NAMES) - set(screenshots)
-    for file in SCREENSHOT_NAMES.values():
-        assert (SCREENSHOTS / file).stat().st_size > 20_000, file
+    for name in SCREENSHOT_NAMES:
+        for width in SHOT_WIDTHS:
+            assert (SCREENSHOTS / shot_file(name, width)).stat().st_size > 20_000, (name, width)
     # the crawl did reach the pages it should
     paths = {urlsplit(url).path for url in visited}
     for expected in ("/", "/gpus/", "/prices/", "/quotes/", "/claims/", "/scenarios/", "/runs/",

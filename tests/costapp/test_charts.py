@@ -184,7 +184,7 @@ def test_utilization_panels_are_laid_out_as_make_subplots_lays_them_out(results)
     for panel, title in enumerate(titles, start=1):
         suffix = "" if panel == 1 else str(panel)
         option = title.removesuffix(f" against {result['baseline']}")
-        assert layout[f"xaxis{suffix}"]["title"]["text"] == (f"Average utilization of {option} [%]")
+        assert layout[f"xaxis{suffix}"]["title"]["text"] == "Average utilization [%]"
         own = next(t for t in chart.figure["data"] if t["name"] == option)
         assert (own["xaxis"], own["yaxis"]) == (f"x{suffix}", f"y{suffix}")
 
