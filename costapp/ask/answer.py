@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from costapp.tco import simulate
+from hardware.figures import percent_text, usd_rate, usd_total
 
 CHANGE_STEPS = 30
 SENSITIVITY = 0.25
@@ -24,11 +25,8 @@ PRICE_FIELDS = (
 
 
 def money(value: float | None) -> str:
-    if value is None:
-        return "—"
-    if abs(value) >= 1e6:
-        return f"${value / 1e6:,.2f} million"
-    return f"${value:,.0f}"
+    """A total as the answer says it: whole dollars with thousands separators."""
+    return usd_total(value)
 
 
 def _size_words(
@@ -107,8 +105,8 @@ def answer_of(result: dict[str, Any], notes: dict[str, Any]) -> dict[str, Any]:
     sentence = f"{words}: {money(best['total_usd'])} over the {horizon} months{spread}"
     baseline = result["baseline"]
     if cheapest != baseline and best.get("savings_vs_baseline_pct") is not None:
-        sentence += (f", {best['savings_vs_baseline_pct']:.0f} % below renting everything on "
-                     "demand")  # fmt: skip
+        saving = percent_text(best["savings_vs_baseline_pct"], share=False)
+        sentence += f", {saving} below renting everything on demand"
         if best.get("break_even_month"):
             sentence += f"; it pays back in month {best['break_even_month']:.0f}"
     sentence += "."
@@ -134,7 +132,7 @@ def answer_of(result: dict[str, Any], notes: dict[str, Any]) -> dict[str, Any]:
                ("Net present value", money(best["npv_usd"]))]  # fmt: skip
     if best.get("all_in_usd_per_million_tokens") is not None:
         figures.append(("All-in cost per million tokens served",
-                        f"${best['all_in_usd_per_million_tokens']:,.2f}"))  # fmt: skip
+                        usd_rate(best["all_in_usd_per_million_tokens"])))  # fmt: skip
     if runner_up:
         gap = options[runner_up]["npv_usd"] - best["npv_usd"]
         figures.append((f"Ahead of the runner-up, {runner_up}", f"{money(gap)} in NPV"))
@@ -264,8 +262,8 @@ def change_sentences(changes: dict[str, Any], result: dict[str, Any]) -> list[st
     else:
         util = options[rec]["average_utilization"] * scale
         said.append(
-            f"At {scale * 100:.0f} % of the planned demand ({changes['demand_direction']} work; "
-            f"{rec} then about {min(util, 1.0) * 100:.0f} % busy), {other} costs the same; "
+            f"At {percent_text(scale)} of the planned demand ({changes['demand_direction']} work; "
+            f"{rec} then about {percent_text(min(util, 1.0))} busy), {other} costs the same; "
             f"{'below' if changes['demand_direction'] == 'less' else 'beyond'} that it wins."
         )
     factor = changes.get("price_factor")
@@ -273,7 +271,7 @@ def change_sentences(changes: dict[str, Any], result: dict[str, Any]) -> list[st
         said.append(f"Even at ten times its price, {rec} stays ahead of {other}.")
     else:
         said.append(
-            f"If {rec}'s price rose {100 * (factor - 1):.0f} % (× {factor:.2f}), {other} would "
+            f"If {rec}'s price rose {percent_text(factor - 1)} (× {factor:.2f}), {other} would "
             "cost the same."
         )
     return said

@@ -8,9 +8,13 @@ purpose. Everything else, the document included, must fit: ``scrollWidth <= clie
 Form fields scroll their own text and are left out.
 """
 
-SCROLL_CONTAINERS = ".table-scroll, [data-scroll-container], #changelist .results"
+SCROLL_CONTAINERS = (
+    ".table-scroll, [data-scroll-container], #changelist .results,"
+    " #content-main > .module:has(> #change-history)"
+)
 """The admin's list of rows (``#changelist .results``) scrolls sideways by the admin's own
-styles, like the site's tables in ``.table-scroll``."""
+styles, and a record's change history by ``static/css/admin.css``, like the site's tables in
+``.table-scroll``."""
 
 WIDTHS = (1440, 1280, 390)
 """The widths every page is checked at: a wide desktop, a laptop, a phone."""

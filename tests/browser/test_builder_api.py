@@ -67,7 +67,7 @@ def test_an_api_option_built_in_the_builder_runs_and_shows_its_cost_per_million_
     header = page.locator("#key-figures thead").inner_text()
     assert "All-in USD per million tokens" in header
     row = page.locator("#key-figures tbody tr").first.inner_text()
-    assert "by the token" in row and f"{per_million:,.2f}" in row
+    assert "by the token" in row and f"${per_million:,.2f}" in row
     sources = page.locator("#sources-table").inner_text()
     assert "usd_per_million_tokens" in sources and "of unknown age" in sources
 
