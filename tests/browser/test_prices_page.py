@@ -12,15 +12,12 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def column(page, name: str) -> list[str]:
-    """The texts of one column of the price table, found by its header."""
+    """The exact figures of one money column of the price table, found by its header (each
+    cell reads rounded and carries the source's figure in ``data-exact``)."""
     headers = [h.strip() for h in page.locator("#price-table thead th").all_inner_texts()]
     index = next(i for i, h in enumerate(headers) if h.startswith(name))
-    return [
-        text.strip()
-        for text in page.locator(
-            f"#price-table tbody tr td:nth-child({index + 1})"
-        ).all_inner_texts()
-    ]
+    cells = page.locator(f"#price-table tbody tr td:nth-child({index + 1})")
+    return [cell.get_attribute("data-exact") or "" for cell in cells.all()]
 
 
 def test_a_user_filters_prices_by_gpu_and_billing_then_sorts_by_usd_per_gpu_hour(
@@ -61,3 +58,39 @@ def test_a_user_filters_prices_by_gpu_and_billing_then_sorts_by_usd_per_gpu_hour
     assert values == sorted(values, reverse=True) and values[0] > values[-1]
     header = page.locator("#price-table thead th", has_text="USD per GPU-hour")
     assert header.get_attribute("aria-sort") == "descending"
+
+
+@pytest.mark.parametrize("width", [1280, 1440])
+def test_the_price_source_and_age_show_without_sideways_scrolling(
+    page, live_server, catalog, width
+):
+    user_with_role("lead", "viewer", password="a long pass phrase")
+    page.set_viewport_size({"width": width, "height": 900})
+    page.goto(live_server.url + "/login/")
+    page.fill("#id_username", "lead")
+    page.fill("#id_password", "a long pass phrase")
+    page.click("button[type=submit]")
+    page.wait_for_url(live_server.url + "/")
+    page.goto(live_server.url + "/prices/?ordering=-usd_per_gpu_hour")
+    fit = page.evaluate(
+        """() => { const t = document.querySelector('#price-table');
+        const box = t.closest('.table-scroll');
+        return [t.scrollWidth, box.clientWidth, document.documentElement.scrollWidth,
+                document.documentElement.clientWidth]; }"""
+    )
+    assert fit[0] <= fit[1] and fit[2] <= fit[3], fit
+    # price, source and its age are on screen in every row, the load times folded away
+    viewport = page.viewport_size["width"]
+    first = page.locator("#price-table tbody tr").first
+    for cell in ("td.usd-per-gpu-hour", "td.source"):
+        box = first.locator(cell).bounding_box()
+        assert box is not None and box["x"] + box["width"] <= viewport, (cell, box)
+    source = first.locator("td.source")
+    assert source.locator("time").first.inner_text().startswith("stated ")
+    assert source.locator("details.loaded").get_attribute("open") is None
+    price = first.locator("td.usd-per-gpu-hour")
+    assert price.inner_text().startswith("$")
+    assert (
+        Decimal(price.get_attribute("data-exact"))
+        == current_prices().order_by("-usd_per_gpu_hour").first().usd_per_gpu_hour
+    )
