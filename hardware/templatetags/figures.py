@@ -48,6 +48,17 @@ def _today() -> date:
     return timezone.now().date()
 
 
+def _parsed(value: date | datetime | str | None) -> date | datetime | None:
+    """A day or instant, also from its ISO text (a result document's ``stated_on``); None for
+    no value or text that is not a date."""
+    if isinstance(value, str):
+        try:
+            return date.fromisoformat(value) if len(value) == 10 else datetime.fromisoformat(value)
+        except ValueError:
+            return None
+    return value
+
+
 def _when(value: date | datetime) -> tuple[str, str]:
     """The ``datetime`` attribute and the hover text of a day or an instant (UTC)."""
     if isinstance(value, datetime):
@@ -57,9 +68,10 @@ def _when(value: date | datetime) -> tuple[str, str]:
 
 
 @register.filter
-def stated(value: date | datetime | None) -> str:
+def stated(value: date | datetime | str | None) -> str:
     """When a source stated a figure: ``<time … title="2025-10-01">stated 14 months ago</time>``;
     "date unknown" for no day."""
+    value = _parsed(value)
     if value is None:
         return "date unknown"
     machine, shown = _when(value)
@@ -68,8 +80,9 @@ def stated(value: date | datetime | None) -> str:
 
 
 @register.filter
-def ago(value: date | datetime | None) -> str:
+def ago(value: date | datetime | str | None) -> str:
     """How long ago a day or instant was, in words, with its date on hover: ``3 days ago``."""
+    value = _parsed(value)
     if value is None:
         return "—"
     machine, shown = _when(value)

@@ -261,7 +261,7 @@ def test_the_run_page_shows_each_source_and_flag_in_words_and_the_typed_prices(
     section = page[page.index('id="sources"') :]
     table = section[: section.index("</table>")]
     assert table.count("stale: stated more than") >= 2  # both prices (and Lambda's tiers)
-    assert table.count('<time datetime="2025-10-01">') == 2
+    assert table.count('<time datetime="2025-10-01" title="2025-10-01">stated ') == 2
     assert "egress price unknown: no egress cost is counted" in table
     assert "/prices/?provider=shadeform&amp;region=montreal-canada-2" in table
     typed = section[section.index('id="typed-prices"') :]

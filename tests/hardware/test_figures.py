@@ -113,3 +113,11 @@ def test_the_stated_filter_writes_words_with_the_date_on_hover():
     )
     none = Template("{% load figures %}{{ day|stated }}").render(Context({"day": None}))
     assert none == "date unknown"
+
+
+def test_the_stated_filter_reads_a_result_documents_iso_day():
+    day = timezone.now().date().replace(day=1)
+    html = Template("{% load figures %}{{ day|stated }}").render(Context({"day": day.isoformat()}))
+    assert html.endswith(f">{figures.stated_words(day, timezone.now().date())}</time>")
+    bad = Template("{% load figures %}{{ day|stated }}").render(Context({"day": "soon"}))
+    assert bad == "date unknown"
