@@ -11,8 +11,9 @@ processes (``--concurrency`` pool processes each) consuming the run queue, and o
 Then locust, headless, in a process of its own (``bench/locustfile.py``: no Django there, locust
 patches the standard library for gevent): ``--users`` signed-in users reading the pages
 (dashboard, prices, GPUs, an offer, the scenarios, a run's page) and the API (prices/current,
-gpus, scenarios, runs, a run) for ``--minutes``, and one more starting a run through the API
-every ``--run-every`` s. At ``--kill-at`` of the way (half, by default), as soon as its pool
+gpus, scenarios, runs, a run) for ``--minutes`` (``--spawn-rate`` more a second at the start:
+signing in hashes a password, the heaviest request of all), and one more starting a run through
+the API every ``--run-every`` s. At ``--kill-at`` of the way (half, by default), as soon as its pool
 process is computing (at most 30 s later), the first worker is SIGKILLed with its pool processes
 (the messages it held are lost with it for the visibility timeout: beat's requeue finds their
 runs silent), and started again ``--restart-after`` s later, as the compose file's
@@ -305,7 +306,7 @@ def main() -> int:
     parser.add_argument("--postgres", default="postgres://postgres@127.0.0.1:5432")
     parser.add_argument("--database", default=DEFAULT_DATABASE)
     parser.add_argument("--users", type=int, default=50, help="browsing users (and 1 submitter)")
-    parser.add_argument("--spawn-rate", type=float, default=10.0, help="users started per second")
+    parser.add_argument("--spawn-rate", type=float, default=2.0, help="users started per second")
     parser.add_argument("--minutes", type=float, default=2.0)
     parser.add_argument("--run-every", type=float, default=2.0, help="seconds between two runs")
     parser.add_argument("--paths", type=int, default=20_000, help="paths of each run")
