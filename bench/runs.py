@@ -534,8 +534,8 @@ def _serial_phases(scenario: Any, repeats: int) -> float:
     real_merge = pipeline.run_merge
     merge_times: list[tuple[float, float]] = []
 
-    def merge_timed(*, run_id: int) -> None:
-        merge_times.append(timed(real_merge, run_id=run_id)[:2])
+    def merge_timed(*, run_id: int, owner: str | None = None) -> None:
+        merge_times.append(timed(real_merge, run_id=run_id, owner=owner)[:2])
 
     real_charts = pipeline._run_charts_build
     charts_times: list[tuple[float, float]] = []

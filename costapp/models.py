@@ -137,6 +137,14 @@ class SimulationRun(models.Model):
         null=True, blank=True, help_text="last sign of life: start, a block landing, the merge"
     )
     merge_started = models.DateTimeField(null=True, blank=True)
+    merge_owner = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="who holds the merge's claim: the id of the task merging (or of one merge call)",
+    )
+    resumed_at_merge = models.BooleanField(
+        default=False, help_text="whether the last resume took over a merge its worker lost"
+    )
 
     class Meta:
         ordering = ["-created", "-id"]

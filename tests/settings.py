@@ -38,3 +38,8 @@ from costapp.settings import *  # noqa: E402,F403
 # No cached API pages unless a test turns them on: a test's writes are rolled back, not committed,
 # so they never change the catalog version, and a page cached by one test would outlive its data.
 API_PAGE_CACHE_SECONDS = 0
+
+# The tests' window into a merge under way (costapp.runs.merging.merge_pause_point): a worker
+# started with RUN_MERGE_PAUSE_FILE pauses the first merge that finds that file.
+RUN_MERGE_PAUSE_FILE = os.environ.get("RUN_MERGE_PAUSE_FILE", "")
+RUN_MERGE_PAUSE_S = float(os.environ.get("RUN_MERGE_PAUSE_S", "60"))

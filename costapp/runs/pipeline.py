@@ -18,21 +18,23 @@ ever waits on another:
 - :func:`run_merge` puts the units together, exactly, and :func:`run_finish` stores the result.
 
 A worker that dies mid-run leaves its messages unacknowledged: the broker hands them out again
-after its visibility timeout, and :func:`runs_requeue_stale` (beat) re-publishes the missing work
-of runs that show no sign of life. Every step checks the run's state under a row lock first, so a
-message delivered twice never doubles or corrupts a run.
+after its visibility timeout (at once when only its pool process died), and
+:func:`runs_requeue_stale` (beat) re-publishes the missing work of runs that show no sign of life.
+A merge holds a claim of its own (:mod:`costapp.runs.merging`), taken over at once when its
+message comes back, or once its heartbeat stops. Every step checks the run's state under a row
+lock first, so a message delivered twice never doubles or corrupts a run.
 """
 
 import json
 import logging
 import math
+import uuid
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 from kombu.exceptions import OperationalError as KombuOperationalError
@@ -42,6 +44,13 @@ from costapp.models import RunBlock, Scenario, SimulationRun
 from costapp.runs import store
 from costapp.runs.blocks import BLOCK_KINDS, monthly_breakdown, run_units, sizing_bands
 from costapp.runs.chart_cache import run_charts, run_sizing_charts
+from costapp.runs.merging import (
+    MERGE_STALE_S,
+    merge_claim,
+    merge_heartbeat,
+    merge_pause_point,
+    merge_release,
+)
 from costapp.runs.store import (
     BrokerUnavailable,
     blocks_drop,
@@ -338,10 +347,11 @@ def _run_work(run_id: int, created: datetime) -> _RunWork:
     return work
 
 
-def run_block_execute(*, run_id: int, kind: str, unit: int) -> None:
+def run_block_execute(*, run_id: int, kind: str, unit: int, task_id: str | None = None) -> None:
     """A block task: compute one unit of a running run (unless already stored), store it, write
-    the progress; the task that lands the last unit merges the run (:func:`run_merge`), at once,
-    in the same task: nothing is left to wait for."""
+    the progress; the task that lands the last unit merges the run (:func:`run_merge`, the merge
+    claimed under ``task_id``, the task's own id), at once, in the same task: nothing is left to
+    wait for."""
     runs = SimulationRun.objects.filter(pk=run_id).values_list("status", "created")
     row = runs.first()
     if row is not None and row[0] == Status.QUEUED:
@@ -379,26 +389,7 @@ def run_block_execute(*, run_id: int, kind: str, unit: int) -> None:
         complete = done >= total
     logger.info("run %s %s unit %s: stored, %s of %s", run_id, kind, unit, done, total)
     if complete:
-        run_merge(run_id=run_id)
-
-
-def _merge_claim(run_id: int) -> bool:
-    """Claim a running run's merge: False when another merge started less than a task's time
-    limit ago (it is under way; a dead merger's message comes back after the visibility timeout,
-    later than that, and may then claim it). One conditional UPDATE: the database takes the row
-    lock for that statement, so two claims never both succeed."""
-    from django.db.models import Q
-
-    now = timezone.now()
-    recent = now - timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT)
-    claimed = (
-        SimulationRun.objects.filter(pk=run_id, status=Status.RUNNING)
-        .filter(Q(merge_started=None) | Q(merge_started__lte=recent))
-        .update(merge_started=now, heartbeat=now)
-    )
-    if not claimed:
-        logger.info("run %s: merge skipped (run not running, or a merge is under way)", run_id)
-    return bool(claimed)
+        run_merge(run_id=run_id, owner=task_id)
 
 
 def _units_redo(*, run_id: int, units: list[tuple[str, int]]) -> None:
@@ -414,8 +405,8 @@ def _units_redo(*, run_id: int, units: list[tuple[str, int]]) -> None:
         for kind, unit in units:
             lost |= Q(kind=kind, unit=unit)
         run.blocks.filter(lost).delete()
-        run.merge_started = None
-        run.save(update_fields=["merge_started"])
+        run.merge_started, run.merge_owner = None, ""
+        run.save(update_fields=["merge_started", "merge_owner"])
     logger.warning(
         "run %s: %s block results lost before the merge, computed again", run_id, len(units)
     )
@@ -435,9 +426,10 @@ MERGE_FIELDS = (
 :func:`_run_work`, already in memory when this process computed one of its units)."""
 
 
-def run_merge(*, run_id: int) -> None:
+def run_merge(*, run_id: int, owner: str | None = None) -> None:
     """Put a running run's blocks together and finish it (once): the merge task, or the block
-    task that landed the last unit."""
+    task that landed the last unit. ``owner`` names the claim (the task's id, so that the same
+    message delivered again takes its own claim over at once); a call of its own without one."""
     run = SimulationRun.objects.filter(pk=run_id).only(*MERGE_FIELDS).first()
     if run is None or run.status != Status.RUNNING:
         logger.info("run %s: merge skipped (run not running)", run_id)
@@ -450,14 +442,30 @@ def run_merge(*, run_id: int) -> None:
             "run %s: merge waits, %s of %s units stored", run_id, len(stored_units), len(units)
         )
         return
-    if not _merge_claim(run_id):
+    owner = owner or uuid.uuid4().hex
+    if not merge_claim(run_id, owner):
         return
+    try:
+        with merge_heartbeat(run_id, owner):
+            _merged(run, rows, owner)
+    except SERVICE_ERRORS:
+        merge_release(run_id, owner)
+        raise  # a service is down, the run is not wrong: the task tries again
+
+
+def _merged(
+    run: SimulationRun, rows: list[tuple[str, int, bytes | memoryview]], owner: str
+) -> None:
+    """The claimed merge of ``run``: its stored blocks fetched, the result computed, the run
+    finished (or failed, or its lost blocks computed again)."""
+    run_id, units = run.pk, run.units
     stored = payloads_fetch(run_id=run_id, rows=rows)
     lost = [key for key, payload in stored.items() if payload is None]
     if lost:
         _units_redo(run_id=run_id, units=lost)
         return
     held = {key: payload for key, payload in stored.items() if payload is not None}
+    merge_pause_point(run_id)
     try:
         work = _run_work(run_id, run.created)
         payloads = {
@@ -489,7 +497,7 @@ def run_merge(*, run_id: int) -> None:
         json.dumps(curves, allow_nan=False)
         json.dumps(bands, allow_nan=False)
     except SERVICE_ERRORS:
-        raise  # a service is down, the run is not wrong: the task tries again
+        raise
     except Exception as exc:
         run_fail(run_id=run_id, error=f"the engine failed: {type(exc).__name__}: {exc}")
         return
@@ -499,6 +507,7 @@ def run_merge(*, run_id: int) -> None:
         monthly_breakdown_usd=monthly,
         curves=curves,
         sizing_bands=bands,
+        owner=owner,
     )
 
 
@@ -509,15 +518,20 @@ def run_finish(
     monthly_breakdown_usd: dict[str, Any],
     curves: dict[str, Any] | None = None,
     sizing_bands: list[dict[str, Any]] | None = None,
+    owner: str | None = None,
 ) -> bool:
     """Store the result of a running run and mark it succeeded; False (nothing changed) when the
-    run is no longer running (cancelled, or already finished by a redelivered merge).
+    run is no longer running (cancelled, or already finished by a redelivered merge) or, with
+    ``owner``, when that merge no longer holds the claim (another took it over).
     ``sizing_bands`` (:func:`costapp.tco.sweeps_bands`) are kept beside the result, never
     in it: the result document's fields are the contract's."""
+    runs = SimulationRun.objects.filter(pk=run_id, status=Status.RUNNING)
+    if owner is not None:
+        runs = runs.filter(merge_owner=owner)
     with transaction.atomic():
         # one conditional UPDATE (it locks the row): a run cancelled or finished meanwhile is
         # left as it is
-        finished = SimulationRun.objects.filter(pk=run_id, status=Status.RUNNING).update(
+        finished = runs.update(
             result=result,
             monthly_breakdown_usd=monthly_breakdown_usd,
             cost_curves=curves,
@@ -528,6 +542,7 @@ def run_finish(
             finished=timezone.now(),
         )
         if not finished:
+            logger.info("run %s: not finished by this merge (ended, or taken over)", run_id)
             return False
         run = SimulationRun.objects.only("units").get(pk=run_id)
         blocks_drop(run)
@@ -550,15 +565,21 @@ def _run_charts_build(run: SimulationRun) -> None:
 
 def runs_requeue_stale(*, stale_after: timedelta) -> list[int]:
     """Re-publish the run task of every queued or running run with no sign of life (started, a
-    block landing) for ``stale_after``: its worker died, or its messages were lost. The run task
-    publishes only the work not yet stored, and every step drops what is already done, so a run
-    that can still finish is never harmed; nothing is marked failed here. The ids requeued."""
-    cutoff = timezone.now() - stale_after
+    block landing, a merge's heartbeat) for ``stale_after``, or with a merge claimed and no
+    heartbeat for ``costapp.runs.merging.MERGE_STALE_S`` (a merge beats every few seconds): its
+    worker died, or its messages were lost. The run task publishes only the work not yet stored
+    (the merge, when every unit is), and every step drops what is already done, so a run that
+    can still finish is never harmed; nothing is marked failed here. The ids requeued."""
+    now = timezone.now()
+    cutoff = now - stale_after
+    merge_cutoff = now - timedelta(seconds=MERGE_STALE_S)
     requeued: list[int] = []
     from django.db.models import Q
 
     candidates = SimulationRun.objects.filter(status__in=SimulationRun.ACTIVE).filter(
-        Q(heartbeat__lt=cutoff) | Q(heartbeat=None, created__lt=cutoff)
+        Q(heartbeat__lt=cutoff)
+        | Q(heartbeat=None, created__lt=cutoff)
+        | Q(merge_started__isnull=False, heartbeat__lt=merge_cutoff)
     )
     for run_id in candidates.values_list("pk", flat=True):
         with transaction.atomic():
@@ -566,9 +587,13 @@ def runs_requeue_stale(*, stale_after: timedelta) -> list[int]:
             if run is None or run.status not in SimulationRun.ACTIVE:
                 continue
             run.heartbeat = run.resumed = timezone.now()
-            run.merge_started = None  # a merger that died with the worker is taken over at once
-            run.save(update_fields=["heartbeat", "resumed", "merge_started"])
-        logger.warning("run %s shows no sign of life: requeued", run_id)
+            run.resumed_at_merge = run.merge_started is not None
+            # a merger that died with the worker: its claim released, the merge begun again
+            run.merge_started, run.merge_owner = None, ""
+            fields = ["heartbeat", "resumed", "resumed_at_merge", "merge_started", "merge_owner"]
+            run.save(update_fields=fields)
+        where = " in its merge" if run.resumed_at_merge else ""
+        logger.warning("run %s shows no sign of life%s: requeued", run_id, where)
         store.publish(store.RUN_EXECUTE_TASK, run_id)
         requeued.append(run_id)
     return requeued

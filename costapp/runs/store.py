@@ -53,6 +53,11 @@ RUNS_REQUEUE_STALE_TASK = "costapp.runs_requeue_stale"
 (:func:`~costapp.runs.pipeline.runs_requeue_stale`)."""
 
 
+def tasks_in_process() -> bool:
+    """Whether tasks run in this process, as they are published (the embedded default)."""
+    return bool(celery_app.conf.task_always_eager)
+
+
 def publish(task_name: str, *args: Any) -> None:
     """Send a task message of the run pipeline, by the task's name, to ``RUN_QUEUE`` (empty: the
     default queue), read now so that a changed setting counts (or, on the embedded default, run

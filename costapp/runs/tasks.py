@@ -43,16 +43,17 @@ def run_execute_task(run_id: int) -> None:
     pipeline.run_execute(run_id=run_id)
 
 
-@shared_task(name=store.RUN_BLOCK_TASK, acks_late=True, ignore_result=True, **RETRIED)
-def run_block_task(run_id: int, kind: str, unit: int) -> None:
-    """Compute and store one unit of blocks of a run."""
-    pipeline.run_block_execute(run_id=run_id, kind=kind, unit=unit)
+@shared_task(name=store.RUN_BLOCK_TASK, bind=True, acks_late=True, ignore_result=True, **RETRIED)
+def run_block_task(self: Any, run_id: int, kind: str, unit: int) -> None:
+    """Compute and store one unit of blocks of a run (and merge it when it lands the last one:
+    the claim is the task's id, so the same message delivered again takes it over at once)."""
+    pipeline.run_block_execute(run_id=run_id, kind=kind, unit=unit, task_id=self.request.id)
 
 
-@shared_task(name=store.RUN_MERGE_TASK, acks_late=True, ignore_result=True, **RETRIED)
-def run_merge_task(run_id: int) -> None:
-    """Merge a run's stored blocks into its result."""
-    pipeline.run_merge(run_id=run_id)
+@shared_task(name=store.RUN_MERGE_TASK, bind=True, acks_late=True, ignore_result=True, **RETRIED)
+def run_merge_task(self: Any, run_id: int) -> None:
+    """Merge a run's stored blocks into its result (the claim under the task's id)."""
+    pipeline.run_merge(run_id=run_id, owner=self.request.id)
 
 
 @shared_task(name=store.RUNS_REQUEUE_STALE_TASK, acks_late=True, ignore_result=True)
