@@ -50,6 +50,24 @@
       margin.r = Math.min(margin.r == null ? 80 : margin.r, 12);
     }
     var left = margin.l == null ? 80 : margin.l, right = margin.r == null ? 80 : margin.r;
+    // long category names beside horizontal bars: wrapped (3 lines at most, the rest cut)
+    // in at most two fifths of the width, the left margin made as wide as they need
+    (figure.data || []).forEach(function (trace) {
+      if (trace.type !== "bar" || trace.orientation !== "h" || !Array.isArray(trace.y)) return;
+      if (!trace.y.every(function (y) { return typeof y === "string"; })) return;
+      var chars = Math.max(12, Math.min(40, Math.floor(width * 0.4 / CHAR_PX)));
+      var axis = "yaxis" + (trace.yaxis ? trace.yaxis.slice(1) : "");
+      var holder = layout[axis] || (layout[axis] = {});
+      holder.tickmode = "array";
+      holder.tickvals = trace.y;
+      holder.ticktext = trace.y.map(function (y) { return cut(wrap(y, chars), 3); });
+      var longest = 0;
+      holder.ticktext.forEach(function (t) {
+        t.split("<br>").forEach(function (line) { longest = Math.max(longest, line.length); });
+      });
+      left = Math.max(left, Math.ceil(longest * CHAR_PX) + 16);
+      margin.l = left;
+    });
     var plotChars = Math.floor((width - left - right) / CHAR_PX);
     var height = layout.height || 450;
     titled(layout, Math.floor((width - 20) / TITLE_PX));
@@ -85,11 +103,13 @@
         // whole name in the tooltip and the table), turned upright where the bars are narrow
         var per = Math.floor(plotChars / Math.max(trace.x.length, 1)) - 1;
         var upright = per < 14;
+        // upright, as many lines as the bar's room holds side by side
+        var most = upright ? Math.max(1, Math.min(3, Math.floor((plotChars * CHAR_PX / Math.max(trace.x.length, 1)) / 16))) : 3;
         var axis = "xaxis" + (trace.xaxis ? trace.xaxis.slice(1) : "");
         var holder = layout[axis] || (layout[axis] = {});
         holder.tickmode = "array";
         holder.tickvals = trace.x;
-        holder.ticktext = trace.x.map(function (x) { return cut(wrap(x, upright ? 24 : per), 3); });
+        holder.ticktext = trace.x.map(function (x) { return cut(wrap(x, upright ? 24 : per), most); });
         holder.tickangle = upright ? -90 : 0;
       }
     });
