@@ -24,7 +24,7 @@ from costapp.runs.views import dashboard_runs
 from costapp.scenarios.catalog import engine_gpu_figures
 from costapp.scenarios.services import scenario_simulate
 from costapp.tco import ScenarioError, cost_curves
-from hardware import charts as catalog_charts
+from hardware import price_chart
 from hardware.selectors import cheapest_current_prices, latest_price_changes, offer_price_history
 
 from .health import health_report
@@ -50,24 +50,28 @@ def home(request: HttpRequest) -> HttpResponse:
 @role_required(VIEWER)
 @require_GET
 def offer(request: HttpRequest, pk: int) -> HttpResponse:
-    """An offer's price history: a chart of USD per GPU-hour over time per region and billing,
-    and the table of the same prices."""
+    """An offer's price history: a chart of USD per GPU-hour by the day each source stated the
+    price, one line per region and billing, and the table of the same prices."""
     found = offer_price_history(offer_id=pk)
     if found is None:
         raise Http404("no such offer")
     offer, prices = found
     points = [
-        catalog_charts.DatedPrice(
-            series=f"{p.region.code}{f' ({p.zone})' if p.zone else ''} {p.get_billing_display()}",
-            first_seen=p.first_seen,
-            last_seen=p.last_seen,
+        price_chart.DatedPrice(
+            region=p.region.code,
+            billing=p.get_billing_display(),
+            stated_on=p.stated_on,
             usd_per_gpu_hour=p.usd_per_gpu_hour,
             usd_per_hour=p.usd_per_hour,
+            zone=p.zone,
+            source=p.source_name,
+            first_seen=p.first_seen,
+            last_seen=p.last_seen,
         )
         for p in prices
     ]
     title = f"{offer.provider.name} {offer.instance_type}: price per GPU-hour"
-    chart = catalog_charts.price_history_chart(title, points) if points else None
+    chart = price_chart.price_history_chart(title, points) if points else None
     context = {"offer": offer, "prices": prices, "chart": chart}
     return render(request, "hardware/offer.html", context)
 

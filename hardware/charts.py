@@ -1,4 +1,5 @@
-"""Plotly figures as the pages draw them, and the catalog's own figure: an offer's price history.
+"""Plotly figures as the pages draw them: the parts every figure is built with (the catalog's
+own, an offer's price history, is ``hardware/price_chart.py``).
 
 A :class:`Chart` carries the Plotly figure as JSON-ready data (drawn by plotly.js served from
 ``static/``) and the tables of the same numbers, built from the same lists so the two never
@@ -10,10 +11,8 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
-from decimal import Decimal
 from typing import Any
 
 import plotly.graph_objects as go
@@ -111,57 +110,3 @@ def chart_layout(title: str, x_title: str, y_title: str, **extra: Any) -> dict[s
         "margin": {"t": 60, "r": 20, "b": 40, "l": 80},
         **extra,
     }
-
-
-@dataclass(frozen=True)
-class DatedPrice:
-    """One price of an offer over the span it was observed (a price-history row)."""
-
-    series: str  # e.g. "us-east-1 on-demand"
-    first_seen: datetime
-    last_seen: datetime
-    usd_per_gpu_hour: Decimal
-    usd_per_hour: Decimal
-
-
-def price_history_chart(title: str, prices: Sequence[DatedPrice]) -> Chart:
-    """An offer's price per GPU-hour over time [USD/GPU-h], one step line per series (region and
-    billing): each price holds from its ``first_seen`` until the next one, the last until its
-    ``last_seen``."""
-    series: dict[str, list[DatedPrice]] = {}
-    for price in sorted(prices, key=lambda p: (p.series, p.first_seen)):
-        series.setdefault(price.series, []).append(price)
-    figure = empty_figure(
-        layout=chart_layout(title, "Date (UTC)", "Price [USD per GPU-hour]", hovermode="x unified")
-    )
-    figure.update_xaxes(type="date", tickformat="%Y-%m-%d", hoverformat="%Y-%m-%d %H:%M")
-    for index, (name, rows) in enumerate(series.items()):
-        x = [p.first_seen.isoformat() for p in rows] + [rows[-1].last_seen.isoformat()]
-        y = [float(p.usd_per_gpu_hour) for p in rows] + [float(rows[-1].usd_per_gpu_hour)]
-        figure.add_trace(
-            scatter_trace(
-                x=x,
-                y=y,
-                mode="lines+markers",
-                line={"shape": "hv", "color": series_color(index)},
-                name=name,
-                hovertemplate="%{y:$,.4f} per GPU-hour<extra>%{fullData.name}</extra>",
-            )
-        )
-    rows_out = [
-        [p.series, p.first_seen, p.last_seen, p.usd_per_gpu_hour, p.usd_per_hour]
-        for rows in series.values()
-        for p in rows
-    ]
-    table = Table(
-        "Price history",
-        [
-            "Region and billing",
-            "First seen (UTC)",
-            "Last seen (UTC)",
-            "USD per GPU-hour",
-            "USD per instance-hour",
-        ],
-        rows_out,
-    )
-    return Chart("price-history", title, figure_json(figure), [table])

@@ -1,4 +1,6 @@
-"""Charts in a real browser (headless Chromium): an offer's price history draws a Plotly plot."""
+"""Charts in a real browser (headless Chromium): an offer's price history draws a Plotly plot
+whose text (title, ticks, axis titles, legend, the labels beside lone dots) never overlaps and
+never leaves the chart, at a desktop's width and a phone's."""
 
 from datetime import timedelta
 from decimal import Decimal
@@ -7,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from hardware.models import InstanceOffer, InstancePrice
+from tests.browser.support import log_in
 from tests.roles import user_with_role
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -14,23 +17,30 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
 
 
+def add_later_prices(first: InstancePrice) -> None:
+    """Two later prices of ``first``'s offer, region and billing, stated 30 and 60 days after it
+    (loaded a day after they were stated)."""
+    for days, usd_per_hour in ((30, "50.00"), (60, "45.60")):
+        stated = first.stated_on + timedelta(days=days)
+        at = first.first_seen + timedelta(days=days)
+        InstancePrice.objects.create(
+            offer=first.offer,
+            region=first.region,
+            billing=first.billing,
+            usd_per_hour=Decimal(usd_per_hour),
+            first_seen=at,
+            last_seen=at + timedelta(days=5),
+            stated_on=stated,
+            source_name="test refresh",
+        )
+
+
 def test_an_offers_price_history_draws_a_plotly_chart_from_local_scripts(
     page, live_server, catalog
 ):
     offer = InstanceOffer.objects.get(provider__slug="aws", instance_type="p5.48xlarge")
     first = InstancePrice.objects.get(offer=offer, region__code="us-east-1", billing="on_demand")
-    for days, usd_per_hour in ((30, "50.00"), (60, "45.60")):
-        at = first.first_seen + timedelta(days=days)
-        InstancePrice.objects.create(
-            offer=offer,
-            region=first.region,
-            billing="on_demand",
-            usd_per_hour=Decimal(usd_per_hour),
-            first_seen=at,
-            last_seen=at + timedelta(days=5),
-            stated_on=at.date(),
-            source_name="test refresh",
-        )
+    add_later_prices(first)
     user_with_role("finance", "viewer", password="a long pass phrase")
     requests: list[str] = []
     page.on("request", lambda request: requests.append(request.url))
@@ -47,8 +57,8 @@ def test_an_offers_price_history_draws_a_plotly_chart_from_local_scripts(
         "() => document.querySelector('#chart-price-history .js-plotly-plot')"
         ".data.map(t => ({name: t.name, y: t.y}))"
     )
-    on_demand = next(t for t in traces if t["name"] == "us-east-1 on-demand")
-    assert on_demand["y"] == [6.88, 6.25, 5.7, 5.7]
+    on_demand = next(t for t in traces if t["name"] == "us-east-1, on-demand")
+    assert on_demand["y"] == [6.88, 6.25, 5.7]  # by the days their sources stated them
     assert page.locator("#chart-price-history .main-svg .scatterlayer .trace").count() == len(
         traces
     )
@@ -57,3 +67,77 @@ def test_an_offers_price_history_draws_a_plotly_chart_from_local_scripts(
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / "offer-price-history.png"), full_page=True)
     assert (SCREENSHOTS / "offer-price-history.png").stat().st_size > 10_000
+
+
+TEXT_BOXES = """(plot) => {
+  const box = plot.querySelector("svg.main-svg").getBoundingClientRect();
+  const boxes = [];
+  for (const t of plot.querySelectorAll("svg text")) {
+    if (!t.textContent.trim()) continue;
+    const style = getComputedStyle(t);
+    if (style.display === "none" || style.visibility === "hidden" || Number(style.opacity) === 0) continue;
+    const r = t.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0) continue;
+    boxes.push({text: t.textContent, kind: t.getAttribute("class") || t.parentNode.getAttribute("class") || "",
+                left: r.left, top: r.top, right: r.right, bottom: r.bottom});
+  }
+  const outside = boxes.filter(b => b.left < box.left - 0.5 || b.right > box.right + 0.5
+                                 || b.top < box.top - 0.5 || b.bottom > box.bottom + 0.5);
+  const overlaps = [];
+  for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+    const a = boxes[i], b = boxes[j];
+    const wide = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+    const high = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+    if (wide > 0.5 && high > 0.5) overlaps.push([a.text, b.text]);
+  }
+  return {boxes, outside: outside.map(b => b.text), overlaps,
+          wider: document.documentElement.scrollWidth > document.documentElement.clientWidth};
+}"""
+"""Every text box of a rendered Plotly chart (titles, tick labels, axis titles, legend entries,
+annotations), which of them leave the chart's box, which pairs intersect, and whether the page
+is wider than its window."""
+
+
+@pytest.mark.parametrize("width", [1440, 390])
+@pytest.mark.parametrize("history", ["as shipped", "with later prices"])
+def test_an_offers_price_history_text_never_overlaps_nor_leaves_the_chart(
+    browser, live_server, catalog, width, history
+):
+    offer = InstanceOffer.objects.get(provider__slug="aws", instance_type="p5.48xlarge")
+    if history == "with later prices":
+        add_later_prices(
+            InstancePrice.objects.get(offer=offer, region__code="us-east-1", billing="on_demand")
+        )
+    user_with_role("finance", "viewer", password="a long pass phrase")
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    try:
+        log_in(page, live_server, "finance")
+        page.goto(f"{live_server.url}/offers/{offer.pk}/")
+        plot = page.locator("#chart-price-history .js-plotly-plot")
+        plot.wait_for()
+        page.locator("#chart-price-history .legend").wait_for()
+        found = plot.evaluate(TEXT_BOXES)
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        name = f"offer-price-history-{history.replace(' ', '-')}-{width}.png"
+        page.screenshot(path=str(SCREENSHOTS / name), full_page=True)
+    finally:
+        context.close()
+    texts = [b["text"] for b in found["boxes"]]
+    series = InstancePrice.objects.filter(offer=offer).values("region", "billing").distinct()
+    legend = [b["text"] for b in found["boxes"] if b["kind"] == "legendtext"]
+    assert len(legend) == series.count() and "us-east-1, on-demand" in legend
+    assert "Price per GPU-hour as stated" in texts and "Price [USD per GPU-hour]" in texts
+    ticks = [b["text"] for b in found["boxes"] if b["kind"] == "xtick"]
+    assert ticks
+    labels = [t for t in texts if t.endswith(" on 2025-10-01")]
+    if history == "as shipped":
+        assert "Oct 12025" in texts  # the one tick, at the day the source stated the prices
+        assert len(labels) >= 15  # the lone dots' values and days written beside them
+    else:
+        assert len(ticks) >= 2  # the days span two months: a tick per month, each different
+    assert len(set(ticks)) == len(ticks), ticks
+    assert found["outside"] == [], found["outside"]
+    assert found["overlaps"] == [], found["overlaps"]
+    assert not found["wider"]

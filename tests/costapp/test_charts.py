@@ -2,8 +2,6 @@
 scenarios, checked against the result's own numbers and against the tables beside it."""
 
 import json
-from datetime import UTC, datetime
-from decimal import Decimal
 
 import plotly.graph_objects as go
 import plotly.io as pio
@@ -14,7 +12,6 @@ from costapp import charts
 from costapp.reports import categories
 from costapp.tco.core import CATEGORIES
 from costapp.tco.curves import cost_curves
-from hardware import charts as catalog_charts
 from tests.tco.helpers import by_name, run, scenario, scenario_names
 
 
@@ -196,29 +193,3 @@ def test_no_utilization_chart_when_only_hourly_options_are_compared():
     ]
     result = run(doc)
     assert charts.utilization_chart(result, cost_curves(result["inputs"], result["gpus"])) is None
-
-
-def test_price_history_steps_from_price_to_price_and_holds_the_last_until_last_seen():
-    day = lambda d: datetime(2026, 1, d, tzinfo=UTC)  # noqa: E731
-    prices = [
-        catalog_charts.DatedPrice(
-            "us-east-1 on-demand", day(1), day(9), Decimal("12.29"), Decimal("98.32")
-        ),
-        catalog_charts.DatedPrice(
-            "us-east-1 on-demand", day(10), day(20), Decimal("6.88"), Decimal("55.04")
-        ),
-        catalog_charts.DatedPrice("us-east-1 spot", day(5), day(6), Decimal("2.5"), Decimal("20")),
-    ]
-    chart = catalog_charts.price_history_chart("p5.48xlarge", prices)
-    on_demand, spot = chart.figure["data"]
-    assert on_demand["line"]["shape"] == "hv"
-    assert on_demand["y"] == [12.29, 6.88, 6.88]
-    assert on_demand["x"][-1].startswith("2026-01-20")
-    assert spot["y"] == [2.5, 2.5]
-    assert chart.figure["layout"]["yaxis"]["title"]["text"] == "Price [USD per GPU-hour]"
-    assert [r[3] for r in chart.tables[0].rows] == [
-        Decimal("12.29"),
-        Decimal("6.88"),
-        Decimal("2.5"),
-    ]
-    assert checked(chart.figure) == chart.figure

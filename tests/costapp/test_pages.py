@@ -83,8 +83,9 @@ def test_an_offers_price_history_page_has_the_chart_json_and_its_table(client, c
     assert response.status_code == 200
     figure = response.context["chart"].figure
     assert figure["layout"]["yaxis"]["title"]["text"] == "Price [USD per GPU-hour]"
-    on_demand = next(t for t in figure["data"] if t["name"] == "us-east-1 on-demand")
-    assert on_demand["y"][0] == 6.88
+    on_demand = next(t for t in figure["data"] if t["name"] == "us-east-1, on-demand")
+    stated = InstancePrice.objects.get(offer=offer, region__code="us-east-1", billing="on_demand")
+    assert on_demand["y"] == [6.88] and on_demand["x"] == [stated.stated_on.isoformat()]
     body = response.content.decode()
     assert 'id="figure-price-history"' in body and "/static/vendor/plotly.min.js" in body
     assert client.get("/offers/999999/").status_code == 404
