@@ -3,6 +3,7 @@
 import json
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import (
     Http404,
@@ -25,7 +26,7 @@ from costapp.scenarios.catalog import engine_gpu_figures
 from costapp.scenarios.services import scenario_simulate
 from costapp.tco import ScenarioError, cost_curves
 from hardware import price_chart
-from hardware.selectors import cheapest_current_prices, latest_price_changes, offer_price_history
+from hardware.selectors import latest_price_changes, offer_price_history, price_headlines
 
 from .health import health_report
 
@@ -33,15 +34,17 @@ from .health import health_report
 @login_required
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
-    """The dashboard: recent scenarios and runs (analysts), today's cheapest on-demand USD per
-    GPU-hour per GPU model, the latest price changes, and the claims tested (viewers and above;
-    a user without a role is told so)."""
+    """The dashboard: recent scenarios and runs (analysts), the catalog's cheapest unflagged
+    on-demand USD per GPU-hour per GPU model with when its source stated it (a cheaper flagged
+    price beside it), the latest price changes, and the claims tested (viewers and above; a user
+    without a role is told so)."""
     if not user_has_role(request.user, VIEWER):
         return render(request, "home.html", {"no_role": True})
     context = {
-        "cheapest": cheapest_current_prices(billing="on_demand"),
+        "cheapest": price_headlines(billing="on_demand"),
         "changes": latest_price_changes(limit=10),
         "claims": CLAIMS,
+        "stale_days": settings.PRICE_STALE_DAYS,
         **dashboard_runs(user=request.user),
     }
     return render(request, "home.html", context)

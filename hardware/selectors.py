@@ -1,11 +1,21 @@
 """Reads from the catalog. Money leaves here as float (the engine's unit), never stored back."""
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
 from decimal import Decimal
 from typing import TypedDict
 
-from django.db.models import BooleanField, Count, Exists, ExpressionWrapper, OuterRef, Q, QuerySet
+from django.db.models import (
+    BooleanField,
+    Count,
+    Exists,
+    ExpressionWrapper,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+)
 from django.utils import timezone
 
 from .models import (
@@ -18,6 +28,7 @@ from .models import (
     PurchaseQuote,
     stale_before,
 )
+from .price_flags import flag_words
 from .sources.egress import tb_text, tier_order_problem
 
 
@@ -116,46 +127,101 @@ def cheapest_prices(*, gpu: str, as_of: date | datetime | None = None) -> list[d
     ]
 
 
-def cheapest_current_prices(*, billing: str = "on_demand") -> list[InstancePrice]:
-    """Per GPU model, today's cheapest current price per GPU-hour in one billing (default
-    on-demand), with the offer, region and source behind it; flagged prices are left out."""
+@dataclass(frozen=True)
+class Headline:
+    """The price a page headlines for a GPU model: the cheapest unflagged one (``price``; None
+    when every price is flagged), never a flagged one. ``flagged`` is the cheapest flagged price
+    below it, set beside it with why (with no unflagged price: the cheapest flagged one), and
+    ``flagged_below`` how many flagged prices are below it (all of them, with none unflagged)."""
+
+    gpu: GpuModel
+    price: InstancePrice | None
+    flagged: InstancePrice | None
+    flagged_below: int
+
+    @property
+    def flag_reason(self) -> str:
+        """Why ``flagged`` is flagged, in words (``hardware.price_flags.flag_words``)."""
+        return flag_words(self.flagged.flag) if self.flagged is not None else ""
+
+
+def headline_of(gpu: GpuModel, prices: Iterable[InstancePrice]) -> Headline:
+    """The headline of ``gpu`` from its prices, cheapest per GPU-hour first: the first
+    unflagged one, and the flagged ones strictly cheaper than it."""
+    flagged: list[InstancePrice] = []
+    for price in prices:
+        if not price.flag:
+            below = [f for f in flagged if f.usd_per_gpu_hour < price.usd_per_gpu_hour]
+            return Headline(gpu, price, below[0] if below else None, len(below))
+        flagged.append(price)
+    return Headline(gpu, None, flagged[0] if flagged else None, len(flagged))
+
+
+CHEAPEST_ORDER = (
+    "usd_per_gpu_hour",
+    "offer__provider__slug",
+    "offer__instance_type",
+    "region__code",
+    "billing",
+    "pk",
+)
+
+
+def gpu_headline(*, gpu: GpuModel, as_of: date | datetime | None = None) -> Headline:
+    """The headline of ``gpu``'s cheapest page: over every current price of the GPU in any
+    billing, the cheapest unflagged one and the flagged ones below it (``headline_of``)."""
+    return headline_of(gpu, current_prices(as_of).filter(offer__gpu=gpu).order_by(*CHEAPEST_ORDER))
+
+
+def price_headlines(*, billing: str = "on_demand") -> list[Headline]:
+    """Per GPU model with a current price in one billing (default on-demand), by vendor and
+    name: the cheapest current unflagged price per GPU-hour, with the offer, region and source
+    behind it, and the cheapest flagged price below it (``headline_of``)."""
     rows = (
         current_prices()
-        .filter(billing=billing, flag="")
-        .order_by("offer__gpu__vendor", "offer__gpu__name", "usd_per_gpu_hour", "pk")
+        .filter(billing=billing)
+        .order_by("offer__gpu__vendor", "offer__gpu__name", "offer__gpu_id", *CHEAPEST_ORDER)
     )
-    cheapest: dict[int, InstancePrice] = {}
+    by_gpu: dict[int, list[InstancePrice]] = {}
     for row in rows:
-        cheapest.setdefault(row.offer.gpu_id, row)
-    return list(cheapest.values())
+        by_gpu.setdefault(row.offer.gpu_id, []).append(row)
+    return [headline_of(prices[0].offer.gpu, prices) for prices in by_gpu.values()]
+
+
+def cheapest_current_prices(*, billing: str = "on_demand") -> list[InstancePrice]:
+    """Per GPU model, by vendor and name, the cheapest current price per GPU-hour in one billing
+    (default on-demand) that is not flagged: the ``price`` of each of ``price_headlines``."""
+    return [line.price for line in price_headlines(billing=billing) if line.price is not None]
 
 
 def latest_price_changes(*, limit: int = 10) -> QuerySet[InstancePrice]:
     """The newest price rows that replaced an earlier price of the same offer, region and
-    billing (a load adds a row only when the price changes), newest first."""
+    billing (a load adds a row only when the price changes), the latest stated first; each with
+    the price it replaced (``previous_usd_per_gpu_hour``)."""
     earlier = InstancePrice.objects.filter(
         offer=OuterRef("offer"),
         region=OuterRef("region"),
         billing=OuterRef("billing"),
         first_seen__lt=OuterRef("first_seen"),
-    )
+    ).order_by("-first_seen")
     return (
         InstancePrice.objects.filter(Exists(earlier))
+        .annotate(previous_usd_per_gpu_hour=Subquery(earlier.values("usd_per_gpu_hour")[:1]))
         .select_related("offer", "offer__provider", "offer__gpu", "region")
-        .order_by("-first_seen", "pk")[:limit]
+        .order_by("-stated_on", "-first_seen", "pk")[:limit]
     )
 
 
 def offer_price_history(*, offer_id: int) -> tuple[InstanceOffer, list[InstancePrice]] | None:
-    """An offer and every price it has had, per region and billing in time order; None when
-    there is no such offer."""
+    """An offer and every price it has had, per region and billing in the order their sources
+    stated them (then loaded them); None when there is no such offer."""
     offer = InstanceOffer.objects.select_related("provider", "gpu").filter(pk=offer_id).first()
     if offer is None:
         return None
     prices = list(
         InstancePrice.objects.filter(offer=offer)
         .select_related("region")
-        .order_by("region__code", "billing", "first_seen")
+        .order_by("region__code", "billing", "stated_on", "first_seen")
     )
     return offer, prices
 

@@ -17,8 +17,8 @@ from .filtersets import PRICE_ORDERING, PriceFilterSet
 from .forms import DedicatedQuoteForm, PurchaseQuoteForm
 from .models import DedicatedQuote, GpuModel, PurchaseQuote, Region
 from .observation_selectors import market_observations
-from .selectors import cheapest_prices, current_prices_for_pages, quotes_list
-from .sources.skypilot import NOT_A_LIST_PRICE
+from .price_flags import flag_words
+from .selectors import cheapest_prices, current_prices_for_pages, gpu_headline, quotes_list
 
 PRICES_PAGE_SIZE = 50
 
@@ -97,8 +97,10 @@ def quotes(request: HttpRequest) -> HttpResponse:
     """Dedicated-server and purchase quotes, expired ones marked; links to create and edit
     them for catalog editors and admins."""
     edits = user_has_role(request.user, CATALOG_EDITOR)
+    today = timezone.localdate()
     context = {
-        "quotes": quotes_list(today=timezone.localdate()),
+        "today": today,
+        "quotes": quotes_list(today=today),
         "can": {kind: {"add": edits, "change": edits} for kind in QUOTE_KINDS},
     }
     return render(request, "hardware/quotes.html", context)
@@ -134,16 +136,16 @@ def quote_edit(request: HttpRequest, kind: str, pk: int | None = None) -> HttpRe
 @require_GET
 def gpu_cheapest(request: HttpRequest, slug: str) -> HttpResponse:
     """The cheapest current price per GPU-hour of one GPU, by provider and billing, each saying
-    whether it is flagged, stale or of an unconfirmed GPU variant (the API's ``cheapest``)."""
+    whether it is flagged, stale or of an unconfirmed GPU variant (the API's ``cheapest``); the
+    headline is the cheapest unflagged price, a cheaper flagged one beside it with why."""
     gpu = get_object_or_404(GpuModel, slug=slug)
     rows = cheapest_prices(gpu=gpu.slug)
+    for row in rows:
+        row["flag_words"] = flag_words(row["flag"] or "")
     context = {
         "gpu": gpu,
         "rows": rows,
-        # a price that is not a list price (Mithril's auction placeholders) never headlines
-        "cheapest": next(
-            (r for r in rows if not (r["flag"] or "").startswith(NOT_A_LIST_PRICE)), None
-        ),
+        "headline": gpu_headline(gpu=gpu),
         "observations": market_observations(gpu=gpu.slug),
         "stale_days": settings.PRICE_STALE_DAYS,
     }

@@ -81,7 +81,7 @@ def test_a_redis_error_under_the_api_is_503_in_the_error_format():
 
 def test_a_database_error_on_a_page_is_a_plain_503_page_saying_what_is_down(client):
     client.force_login(UserFactory(roles=[VIEWER]))
-    with mock.patch("costapp.views.cheapest_current_prices", side_effect=OperationalError("gone")):
+    with mock.patch("costapp.views.price_headlines", side_effect=OperationalError("gone")):
         response = client.get("/")
     assert response.status_code == 503
     assert int(response["Retry-After"]) > 0

@@ -11,9 +11,11 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.test import override_settings
+from django.utils import timezone
 
 from accounts.roles import ADMIN, ANALYST, CATALOG_EDITOR, VIEWER, role_rank
 from costapp.reports.claims import CLAIMS
+from hardware import figures
 from hardware.models import InstanceOffer, InstancePrice
 from tests.roles import user_with_role
 
@@ -54,14 +56,16 @@ def test_the_dashboard_shows_the_cheapest_price_per_gpu_and_price_changes(client
     client.force_login(user_with_role("ana", VIEWER))
     body = client.get("/").content.decode()
     assert "No price has changed" in body
+    assert "Cheapest on-demand price per GPU model in the catalog" in body and " today<" not in body
     h100 = (
         InstancePrice.objects.filter(offer__gpu__slug="h100-sxm", billing="on_demand", flag="")
         .order_by("usd_per_gpu_hour")
         .first()
     )
-    assert '<tr data-gpu="h100-sxm">' in body
-    assert f'href="/offers/{h100.offer_id}/"' in body
-    # a new, lower price of that offer is today's cheapest and a change
+    row = body.split('<tr data-gpu="h100-sxm">', 1)[1].split("</tr>", 1)[0]
+    assert f'href="/offers/{h100.offer_id}/"' in row
+    assert f'datetime="{h100.stated_on.isoformat()}"' in row  # the source's day, not the load's
+    # a new, lower price of that offer, stated today, is the cheapest and a change
     InstancePrice.objects.create(
         offer=h100.offer,
         region=h100.region,
@@ -69,11 +73,16 @@ def test_the_dashboard_shows_the_cheapest_price_per_gpu_and_price_changes(client
         usd_per_hour=Decimal("0.01") * h100.offer.gpu_count,
         first_seen=h100.first_seen + timedelta(days=1),
         last_seen=h100.first_seen + timedelta(days=1),
-        stated_on=h100.stated_on,
+        stated_on=timezone.localdate(),
         source_name="test refresh",
     )
     body = client.get("/").content.decode()
-    assert '<td class="num">0.01</td>' in body and 'id="changes-table"' in body
+    row = body.split('<tr data-gpu="h100-sxm">', 1)[1].split("</tr>", 1)[0]
+    assert '<td class="num" data-label="USD per GPU-hour">$0.0100</td>' in row
+    assert ">stated today</time> by test refresh" in row
+    changes = body.split('id="changes-table"', 1)[1].split("</table>", 1)[0]
+    assert f"<code>{h100.offer.instance_type}</code>" in changes
+    assert figures.usd_rate(h100.usd_per_gpu_hour) in changes  # the price it replaced
 
 
 def test_an_offers_price_history_page_has_the_chart_json_and_its_table(client, catalog):

@@ -345,10 +345,12 @@ def test_the_cheapest_page_says_the_cheapest_h200_spot_price_is_flagged(client, 
     body = client.get(reverse("gpu-cheapest-page", args=["h200"])).content.decode()
     # primeintellect.csv: datacrunch__1xH200_141GB__44__182__SPOT, SpotPrice 0.94 for 1 GPU
     # (Mithril's 1.0 placeholders are not list prices: never the headline)
-    assert "Cheapest: <strong>0.94</strong> USD per GPU-hour" in body
-    assert "datacrunch__1xH200_141GB__44__182__SPOT" in body
-    # AWS's flagged spot price is listed with its flag
-    assert "1.09185" in body and "p5en.48xlarge" in body and "Flagged" in body
+    headline = body.split('id="cheapest-summary"', 1)[1].split("</div>", 1)[0]
+    assert 'Cheapest unflagged: <strong class="figure">$0.940</strong> per GPU-hour' in headline
+    assert "datacrunch__1xH200_141GB__44__182__SPOT" in headline
+    # AWS's flagged spot price (1.09185) is listed with its flag in words
+    assert "$1.09" in body and "p5en.48xlarge" in body
+    assert "<strong>Flagged</strong>: suspect, as this spot price is exactly a tenth" in body
     assert client.get(reverse("gpu-cheapest-page", args=["no-such-gpu"])).status_code == 404
     client.logout()
     assert client.get(reverse("gpu-cheapest-page", args=["h200"])).status_code == 302

@@ -134,7 +134,7 @@ def test_market_observations_show_on_the_gpu_page_and_in_the_api(client, catalog
         "3-year commitment",
         "5-year commitment",
     ):
-        assert f"<td>{words}" in table, words
+        assert f'data-label="Billing">{words}<' in table, words
 
 
 def test_new_clouds_load_with_flagged_auction_prices_and_every_gpu_settled_or_unconfirmed(
