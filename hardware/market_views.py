@@ -1,5 +1,7 @@
 """The token prices and sourced assumptions pages (server-rendered, for viewers and above)."""
 
+from datetime import date
+
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -55,6 +57,7 @@ def assumptions(request: HttpRequest) -> HttpResponse:
     source and day, its confidence (stale ones marked), and the staff rule."""
     query = _non_empty(request.GET)
     filterset = AssumptionFilterSet(query, queryset=current_assumptions(), request=request)
+    example = staff_usd_per_month(STAFF_EXAMPLE_SERVERS)
     context = {
         "form": filterset.form,
         "rows": list(filterset.qs),
@@ -67,7 +70,10 @@ def assumptions(request: HttpRequest) -> HttpResponse:
             "rule": STAFF_RULE,
             "keys": (ENGINEER_COST_KEY, SERVERS_PER_ENGINEER_KEY),
             "servers": STAFF_EXAMPLE_SERVERS,
-            "example": staff_usd_per_month(STAFF_EXAMPLE_SERVERS),
+            "example": example,
+            "example_stated_on": (
+                date.fromisoformat(example.stated_on) if example and example.stated_on else None
+            ),
         },
     }
     return render(request, "hardware/assumptions.html", context)

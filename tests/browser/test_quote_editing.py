@@ -47,7 +47,7 @@ def test_an_editor_adds_a_dedicated_quote_in_the_page(page, live_server, catalog
     page.locator(".messages li").wait_for()
     assert "Hoster Q-77 was added" in page.locator(".messages").inner_text()
     row = page.locator("#dedicated-quotes tbody tr", has_text="Q-77")
-    assert "14250.5" in row.inner_text()
+    assert "$14,251" in row.inner_text()  # whole dollars on the page, exact in the database
     assert DedicatedQuote.objects.get(reference="Q-77").usd_per_server_month == Decimal("14250.5")
     assert row.get_by_role("link", name="Edit").count() == 1
     # a viewer sees the quotes with no way to add or edit one
@@ -56,6 +56,6 @@ def test_an_editor_adds_a_dedicated_quote_in_the_page(page, live_server, catalog
     log_in(page, live_server, "reader")
     page.goto(live_server.url + "/quotes/")
     reader_row = page.locator("#dedicated-quotes tbody tr", has_text="Q-77")
-    assert "14250.5" in reader_row.inner_text()
+    assert "$14,251" in reader_row.inner_text()
     assert page.get_by_role("link", name="Edit").count() == 0
     assert page.get_by_role("link", name="New dedicated-server quote").count() == 0

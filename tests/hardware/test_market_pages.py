@@ -1,10 +1,14 @@
 """The token prices and assumptions pages, the navigation to them, and their admin: viewers
 read, catalog editors edit."""
 
+from datetime import date
+
 from django.test import override_settings
 from django.urls import reverse
+from django.utils import timezone
 
 from accounts.roles import ANALYST, CATALOG_EDITOR, VIEWER
+from hardware.figures import stated_words
 from hardware.models import Assumption, TokenPrice
 from tests.roles import user_with_role
 
@@ -23,7 +27,10 @@ def test_the_token_prices_page_shows_every_price_with_its_source_and_unknown_age
     assert response.status_code == 200
     body = response.content.decode()
     assert body.count('data-provider="') == 35
-    assert FIREWORKS_70B in body and "0.9" in body
+    assert FIREWORKS_70B in body
+    row = body.split(f"<code>{FIREWORKS_70B}</code>", 1)[1].split("</tr>", 1)[0]
+    assert 'data-label="USD per million input tokens">$0.900<' in row  # 3 significant figures
+    assert 'data-label="USD per million output tokens">$0.900<' in row
     assert body.count("unknown age (the source states no day)") == 35
     assert "<strong>Flagged</strong>: an alias" in body  # deepseek-chat
     assert f'href="{reverse("token-prices")}" aria-current="page"' in body
@@ -49,10 +56,17 @@ def test_the_assumptions_page_shows_each_figure_its_source_stale_marks_and_the_s
     assert body.count('<tr id="assumption-') == 11
     assert "184.06" in body and "CBRE North America Data Center Trends H2 2024" in body
     assert "on_prem.colo_usd_per_kw_month" in body
-    # stated 2023: more than 730 days before any day this test runs (the rows' own days)
+    # stated 2023-12-31: more than 730 days before any day this test runs; its age in words
     row = body.split('id="assumption-pue_industry_average"')[1].split("</tr>")[0]
-    assert "<strong>Stale</strong>: stated more than 730 days ago" in row
-    assert 'id="staff-example">1777.78<' in body  # 8 servers × 200 000 / 12 / 75
+    age = stated_words(date(2023, 12, 31), timezone.localdate())
+    assert age.startswith("stated ") and age.endswith(" years ago")
+    assert (
+        '<strong>Stale</strong>: <time datetime="2023-12-31" title="2023-12-31">'
+        f"{age}</time>" in row
+    )
+    assert 'data-label="Value">$184.06<' in body and 'data-label="Value">12.0 %<' in body
+    assert 'data-label="Value">$200,000<' in body  # engineer_usd_per_year, a sum
+    assert 'id="staff-example">$1,778<' in body  # 8 servers × 200 000 / 12 / 75 = 1777.78
 
 
 def test_a_signed_in_user_without_a_role_is_refused(client, db):

@@ -122,3 +122,32 @@ def test_the_edit_form_shows_amounts_as_written(client, catalog):
     assert 'name="usd_per_server_month" value="14600"' in body
     assert 'name="setup_usd" value="0"' in body and 'name="overage_usd_per_tb" value="2"' in body
     assert "E-10" not in body and "GPUs per server" in body
+
+
+def test_quotes_read_as_money_with_their_validity_in_words(client, db):
+    from tests.hardware.factories import DedicatedQuoteFactory, PurchaseQuoteFactory
+
+    today = timezone.localdate()
+    dedicated = DedicatedQuoteFactory(
+        usd_per_server_month=Decimal("14250.50"),
+        setup_usd=Decimal("1200"),
+        overage_usd_per_tb=Decimal("2"),
+        valid_until=today + timedelta(days=45),
+    )
+    purchase = PurchaseQuoteFactory(
+        capex_usd_per_server=Decimal("265000.40"),
+        support_fraction_per_year=Decimal("0.08"),
+        valid_until=today - timedelta(days=3),
+    )
+    client.force_login(user_with_role("viewer", "viewer"))
+    body = client.get("/quotes/").content.decode()
+    row = body.split(f'id="dedicated-quote-{dedicated.pk}">', 1)[1].split("</tr>", 1)[0]
+    assert 'data-label="USD per server-month">$14,251<' in row  # whole dollars, half up
+    assert 'data-label="Set-up [USD]">$1,200<' in row
+    assert 'data-label="Overage [USD/TB]">$2.00<' in row
+    later = (today + timedelta(days=45)).isoformat()
+    assert f'ends <time datetime="{later}" title="{later}">in 45 days</time>' in row
+    row = body.split(f'id="on_prem-quote-{purchase.pk}">', 1)[1].split("</tr>", 1)[0]
+    assert 'data-label="Capex [USD per server]">$265,000<' in row
+    assert 'data-label="Support [share of capex a year]">8.0 %<' in row
+    assert ">3 days ago</time>" in row and "ended <time" in row
