@@ -108,7 +108,7 @@ def test_with_no_flagged_price_below_it_the_headline_stands_alone(reader):
     assert "Cheapest unflagged:" in html and 'id="cheaper-flagged"' not in html
     assert "flagged" not in text_of(html).replace("Cheapest unflagged", "")
     row = dashboard_row(reader, gpu)
-    assert 'class="flagged-beside" data-label="Cheaper, but flagged">—</td>' in row
+    assert 'class="flagged-beside none" data-label="Cheaper, but flagged">—</td>' in row
 
 
 def test_with_only_flagged_prices_the_page_says_there_is_no_unflagged_price(reader):
