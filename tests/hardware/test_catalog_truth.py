@@ -334,8 +334,9 @@ def test_the_prices_page_says_source_date_staleness_variant_egress_and_zone_spre
     body = client.get(
         reverse("prices"), {"provider": "aws", "q": "p5.48xlarge", "billing": "spot"}
     ).content.decode()
-    assert "as stated by skypilot-v8/aws.csv on" in body and "2025-10-01" in body
-    assert "Stale" in body and "3 zones: lowest 26.6558, median 71.552, highest 71.552" in body
+    assert "skypilot-v8/aws.csv, <time" in body and '<time datetime="2025-10-01"' in body
+    assert "Stale" in body
+    assert "3 zones: lowest $26.66, median $71.55, highest $71.55 an hour" in body
     body = client.get(reverse("prices"), {"q": "latitude_H100"}).content.decode()
     assert "GPU variant unconfirmed" in body and "egress price unknown" in body
 
