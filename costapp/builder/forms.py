@@ -18,14 +18,7 @@ if TYPE_CHECKING:
 from costapp.builder.catalog import CatalogChoices
 from costapp.builder.fields import INTEGER, NumberField, TiersField, spec_field
 from costapp.builder.labels import ASSUMPTION_SUFFIX, NOTES, label_of
-
-QUANTITY_LABELS = {
-    "demand_multiplier": "Demand multiplier",
-    "cloud_price_change_per_year": "Cloud price change per year",
-    "usd_per_kwh_multiplier": "Electricity price multiplier",
-    "interruption_overhead": "Spot interruption overhead",
-    "api_price_change_per_year": "Token price change per year",  # format 1.2
-}
+from costapp.reports.field_labels import QUANTITY_LABELS
 
 DIST_PARAMS = ("low", "mode", "high", "mean", "sd")
 

@@ -1,71 +1,20 @@
-"""The scenario builder's words: each field's label, its note, its range and default shown from the
-engine's tables.
+"""The scenario builder's words: each field's label (``costapp.reports.field_labels``, which the
+comparison of two runs writes its differences with too), its note, its range and default shown
+from the engine's tables.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from costapp.reports.field_labels import ASSUMPTION_SUFFIX, LABELS, label_of
 from costapp.tco import FieldSpec
 
 if TYPE_CHECKING:
     pass
 
+__all__ = ["ASSUMPTION_SUFFIX", "LABELS", "NOTES", "field_help", "label_of", "range_text", "shown"]
 
-_WORDS = {
-    "usd": "USD",
-    "gpu": "GPU",
-    "gpus": "GPUs",
-    "kw": "kW",
-    "kwh": "kWh",
-    "tb": "TB",
-    "gb": "GB",
-    "pue": "PUE",
-    "mfu": "MFU",
-    "apr": "APR",
-    "npv": "NPV",
-    "flops": "FLOPs",
-}
-
-LABELS = {
-    "name": "Name",
-    "gpu": "GPU model",
-    "type": "Type",
-    "horizon_months": "Horizon (months)",
-    "discount_rate": "Discount rate (per year)",
-    "egress_tb_per_month": "Egress (TB per month)",
-    "baseline": "Baseline option",
-    "params_billion": "Parameters (billions)",
-    "tokens_billion": "Training tokens (billions)",
-    "flops_per_run": "FLOPs per run",
-    "mfu": "MFU (model FLOPs utilization)",
-    "pue": "PUE",
-    "usd_per_kwh": "USD per kWh",
-    "server_kw": "Server power (kW)",
-    "egress_tiers": "Egress tiers",
-    "egress_provider": "Egress priced as provider",
-    "offer_provider": "Offer: provider",
-    "offer_instance": "Offer: instance type",
-    "offer_region": "Offer: region",
-    "dedicated_quote": "Dedicated-server quote",
-    "purchase_quote": "Purchase quote",
-    "financing_apr": "Financing: APR",
-    "financing_term_months": "Financing: term (months)",
-    "option": "Option to size",
-    "min": "Smallest size",
-    "max": "Largest size",
-    "step": "Step",
-    "paths": "Monte Carlo paths",
-    "token_price": "Hosted model's published price",
-    "gpu_mtbf_hours": "GPU MTBF (GPU-hours)",
-    "usd_per_million_tokens": "USD per million output tokens",
-    "usd_per_million_input_tokens": "USD per million input tokens",
-    "usd_per_million_training_tokens": "USD per million training tokens",
-    "seed": "Random seed",
-}
-
-ASSUMPTION_SUFFIX = "_assumption"
-"""The form field beside a number that picks a sourced figure for it (``pue_assumption``)."""
 
 NOTES = {
     "gpu_workload": "the GPU the workload's figures are measured on",
@@ -96,16 +45,6 @@ NOTES = {
     "usd_per_million_training_tokens": "optional: buys training by the token (else it is shortfall)",
     "assumption": "a sourced figure from the catalog; leave the number empty to use it",
 }
-
-
-def label_of(name: str) -> str:
-    if name.endswith(ASSUMPTION_SUFFIX):
-        return f"{label_of(name[: -len(ASSUMPTION_SUFFIX)])}: sourced figure"
-    if name in LABELS:
-        return LABELS[name]
-    words = [_WORDS.get(word, word) for word in name.split("_")]
-    text = " ".join(words)
-    return text[0].upper() + text[1:]
 
 
 def shown(value: Any) -> str:

@@ -21,18 +21,11 @@ from django.views.decorators.http import require_GET, require_http_methods
 from accounts.decorators import analyst_required
 from costapp.builder.aggregate import ScenarioBuilder
 from costapp.builder.catalog import CatalogChoices, catalog_choices
+from costapp.builder.offers import instance_need, picker_offers, picker_workloads
 from costapp.models import Scenario
 from costapp.scenarios import catalog as scenario_catalog
 from costapp.scenarios import selectors, services
 from costapp.tco import FieldError, ScenarioError, loads, schema
-from hardware import selectors as catalog
-
-OFFER_BILLINGS = {
-    "on_demand": ["on_demand"],
-    "spot": ["spot"],
-    "committed": ["commit_1y", "commit_3y", "commit_5y"],
-}
-"""The catalog billings an option's billing can take its price from."""
 
 
 def _visible(request: HttpRequest, pk: int) -> Scenario:
@@ -301,15 +294,19 @@ def scenario_share(request: HttpRequest, pk: int) -> HttpResponse:
 @analyst_required
 @require_GET
 def builder_offers(request: HttpRequest) -> HttpResponse:
-    """The offer picker (an htmx fragment): the cheapest current prices of the option's GPU in
-    its billing, each with its source and date and its flags, and a button to use it."""
+    """The offer picker (an htmx fragment): the current prices of the option's GPU in its
+    billing, first those that fit the option (egress pricing known, the GPUs the workloads need
+    together in one instance: ``costapp.builder.offers``), then the others, each by price; each
+    with its source and date and its flags, and a button to use it."""
     prefix = request.GET.get("prefix", "")
     gpu = request.GET.get(f"{prefix}-gpu") or request.GET.get("workloads-0-gpu")
     gpu = gpu or schema.DEFAULT_GPU
     billing = request.GET.get(f"{prefix}-billing") or "on_demand"
-    prices = catalog.offer_choices(gpu=gpu, billings=OFFER_BILLINGS.get(billing, ["on_demand"]))
+    need = instance_need(picker_workloads(request.GET), gpu)
+    prices, need = picker_offers(gpu=gpu, billing=billing, need=need)
     context = {
         "prices": prices,
+        "need": need,
         "gpu": gpu,
         "billing": billing,
         "prefix": prefix,

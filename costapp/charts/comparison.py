@@ -7,6 +7,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from costapp.reports.pairing import results_pairing
 from hardware.charts import (
     Chart,
     Table,
@@ -20,20 +21,31 @@ def comparison_cumulative_chart(
     a: Mapping[str, Any], b: Mapping[str, Any], *, label_a: str = "A", label_b: str = "B"
 ) -> Chart:
     """The cumulative cost of every option of two results on one figure [USD]: one colour per
-    option name (matched across the two), run A solid, run B dashed; an option only one run has
-    gets only that run's line. The table has the same numbers, month by month (a dash past a
-    run's horizon)."""
-    options_a = {o["name"]: o for o in a["options"]}
-    options_b = {o["name"]: o for o in b["options"]}
-    names = [*options_a, *(n for n in options_b if n not in options_a)]
+    pair of options (paired as the comparison pairs them, by position or by name:
+    ``costapp.reports.pairing``), run A solid, run B dashed, each line named with its own run's
+    option name; an option only one run has gets only that run's line. The table has the same
+    numbers, month by month (a dash past a run's horizon)."""
+    pairing = results_pairing(a, b)
     title = f"Cumulative cost per option, {label_a} (solid) and {label_b} (dashed)"
-    figure = go.Figure(layout=chart_layout(title, "Month", "Cumulative cost [USD]"))
+    # the title in two lines and the legend at the figure's foot: on a phone the title is not
+    # cut at the right edge and the legend (two lines per pair) never covers the axis title
+    figure = go.Figure(
+        layout=chart_layout(
+            f"Cumulative cost per option,<br>{label_a} (solid) and {label_b} (dashed)",
+            "Month",
+            "Cumulative cost [USD]",
+            legend={"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom"},
+            margin={"t": 84, "r": 20, "b": 40, "l": 80},
+        )
+    )
     series: list[tuple[str, list[float]]] = []
-    for index, name in enumerate(names):
-        for label, options, dash in ((label_a, options_a, "solid"), (label_b, options_b, "dash")):
-            option = options.get(name)
-            if option is None:
+    for index, pair in enumerate(pairing.options):
+        sides = ((label_a, a, pair.a, "solid"), (label_b, b, pair.b, "dash"))
+        for label, result, at, dash in sides:
+            if at is None or at >= len(result["options"]):
                 continue
+            option = result["options"][at]
+            name = option["name"]
             values = option["cumulative_usd"]
             series.append((f"{name}, {label} [USD]", values))
             figure.add_trace(
@@ -42,7 +54,7 @@ def comparison_cumulative_chart(
                     y=values,
                     mode="lines",
                     name=f"{name} ({label})",
-                    legendgroup=name,
+                    legendgroup=pair.label,
                     line={"color": series_color(index), "dash": dash},
                     hovertemplate="%{fullData.name}<br>month %{x}: %{y:$,.0f}<extra></extra>",
                 )

@@ -1,22 +1,43 @@
 """Two result documents side by side (docs: scenario-format.md, "The result document").
 
-Pure functions, no Django and no database: two results in, what differs out. Options are matched
-by name; an option only one run has is listed as such. Key figures come with their difference
-B − A in their own unit and, for amounts, relative to A [%]. The inputs (the normalised scenario,
-catalog prices resolved to numbers) are flattened to dotted paths (workloads and options by name:
-``options[GPU cloud on-demand].usd_per_gpu_hour``) and the paths whose values differ are listed.
+Pure functions, no Django and no database: two results in, what differs out. Workloads and
+options are paired by position when both runs have as many of them, of the same types, else by
+name, and the comparison says which (``costapp.reports.pairing``); an option only one run has is
+listed as such. Key figures come with their difference B − A in their own unit and, for amounts,
+relative to A [%]. The inputs (the normalised scenario, catalog prices resolved to numbers) that
+differ are one row in words each (``costapp.reports.input_changes``: "workload 1, utilization:
+90 % → 30 %").
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-ABSENT: Any = object()
-"""A path one of the two inputs does not have."""
+from costapp.reports.input_changes import ABSENT, InputChange, inputs_changes
+from costapp.reports.input_words import field_words
+from costapp.reports.pairing import Pair, Pairing, results_pairing
+
+__all__ = [
+    "ABSENT",
+    "Comparison",
+    "FigureDelta",
+    "InputChange",
+    "OptionComparison",
+    "Pairing",
+    "SourceChange",
+    "difference",
+    "dotted_leaves",
+    "figures_compare",
+    "inputs_flatten",
+    "results_compare",
+    "sources_diff",
+    "value_text",
+]
 
 
 @dataclass(frozen=True)
@@ -67,7 +88,8 @@ class FigureDelta:
 
 @dataclass(frozen=True)
 class OptionComparison:
-    """An option both runs have, matched by name."""
+    """An option both runs have, paired (``label``: "option 2 “Rent”"; ``name``: its name in A,
+    ``name_b`` in B)."""
 
     name: str
     type_a: str
@@ -75,33 +97,15 @@ class OptionComparison:
     feasible_a: bool
     feasible_b: bool
     figures: list[FigureDelta]
-
-
-@dataclass(frozen=True)
-class InputChange:
-    """An input path whose value differs (``ABSENT`` where one run has no such path); for two
-    numbers, the difference B − A and relative to |A| [%]."""
-
-    path: str
-    a: Any
-    b: Any
-    delta: float | None = None
-    delta_pct: float | None = None
-
-    @property
-    def only_in(self) -> str:
-        """ "A" or "B" when only one run has the path, else ""."""
-        if self.a is ABSENT:
-            return "B"
-        if self.b is ABSENT:
-            return "A"
-        return ""
+    label: str = ""
+    name_b: str = ""
 
 
 @dataclass(frozen=True)
 class Comparison:
-    """Two results compared: options in both (in A's order), the names only in A or only in B,
-    the summary facts of each run, and the inputs that differ."""
+    """Two results compared: how their workloads and options were paired, the options in both
+    (in A's order), those only in A or only in B (in words), the summary facts of each run, and
+    the inputs that differ."""
 
     options: list[OptionComparison]
     only_in_a: list[str]
@@ -109,27 +113,59 @@ class Comparison:
     facts: list[tuple[str, Any, Any]]
     input_changes: list[InputChange] = field(default_factory=list)
     source_changes: list[SourceChange] = field(default_factory=list)
+    pairing: Pairing | None = None
 
 
 @dataclass(frozen=True)
 class SourceChange:
-    """A path of ``sources`` (format 1.2) whose row differs between the runs (its value, source,
-    stated day or flags), ``None`` on the side without such a row."""
+    """A figure of ``sources`` (format 1.2) whose row differs between the runs (its value,
+    source, stated day or flags), ``None`` on the side without such a row; ``path`` is run A's
+    (else B's), ``words`` where it is ("option 1 “Lambda on-demand”, USD per GPU hour")."""
 
     path: str
     a: Mapping[str, Any] | None
     b: Mapping[str, Any] | None
+    words: str = ""
 
 
-def sources_diff(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[SourceChange]:
-    """The ``sources`` rows of two results that differ, by path, in A's order then B's."""
-    rows_a = {row["path"]: row for row in a.get("sources") or []}
-    rows_b = {row["path"]: row for row in b.get("sources") or []}
-    paths = list(rows_a) + [path for path in rows_b if path not in rows_a]
+_OPTION_PATH = re.compile(r"options\[(?P<index>\d+)\](?:\.(?P<field>.+))?$")
+
+
+def _source_key(path: str, side: str, pairing: Pairing | None) -> tuple[str, str]:
+    """A ``sources`` path as the same key on both sides (an option's place by its pair) and in
+    words."""
+    found = _OPTION_PATH.match(path)
+    if pairing is None or found is None:
+        return path, path
+    index = int(found["index"])
+    pair = next((p for p in pairing.options if (p.a if side == "A" else p.b) == index), None)
+    if pair is None:
+        return f"{side}:{path}", path
+    field_name = found["field"] or ""
+    words = f"{pair.label}, {field_words(field_name)}" if field_name else pair.label
+    return f"{pair.a}|{pair.b}|{field_name}", words
+
+
+def sources_diff(
+    a: Mapping[str, Any], b: Mapping[str, Any], pairing: Pairing | None = None
+) -> list[SourceChange]:
+    """The ``sources`` rows of two results that differ, figure by figure (options by their
+    pairs), in A's order then B's."""
+    rows: dict[str, dict[str, Any]] = {}
+    for side, result in (("A", a), ("B", b)):
+        for row in result.get("sources") or []:
+            key, words = _source_key(row["path"], side, pairing)
+            entry = rows.setdefault(key, {"path": row["path"], "words": words})
+            entry[side] = row
+
+    def told(row: Mapping[str, Any] | None) -> dict[str, Any] | None:
+        """What a row says of its figure (its path aside: a paired option may move)."""
+        return None if row is None else {k: v for k, v in row.items() if k != "path"}
+
     return [
-        SourceChange(path, rows_a.get(path), rows_b.get(path))
-        for path in paths
-        if rows_a.get(path) != rows_b.get(path)
+        SourceChange(entry["path"], entry.get("A"), entry.get("B"), entry["words"])
+        for entry in rows.values()
+        if told(entry.get("A")) != told(entry.get("B"))
     ]
 
 
@@ -207,51 +243,31 @@ def inputs_flatten(value: Any, prefix: str = "") -> dict[str, Any]:
     return dict(dotted_leaves(value, prefix))
 
 
-def _same(a: Any, b: Any) -> bool:
-    x, y = _number(a), _number(b)
-    if x is not None and y is not None:
-        return x == y
-    return bool(type(a) is type(b) and a == b)
-
-
-def inputs_diff(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[InputChange]:
-    """The paths of two inputs whose values differ, in A's order then B's new paths: each with
-    both values (``ABSENT`` where a run has no such path) and, for numbers, the difference."""
-    flat_a, flat_b = inputs_flatten(dict(a)), inputs_flatten(dict(b))
-    changes: list[InputChange] = []
-    for path in [*flat_a, *(p for p in flat_b if p not in flat_a)]:
-        x, y = flat_a.get(path, ABSENT), flat_b.get(path, ABSENT)
-        if x is not ABSENT and y is not ABSENT and _same(x, y):
-            continue
-        delta, delta_pct = difference(
-            None if x is ABSENT else x, None if y is ABSENT else y, relative=True
-        )
-        changes.append(InputChange(path, x, y, delta, delta_pct))
-    return changes
-
-
 def _simulation_paths(result: Mapping[str, Any]) -> int:
     simulation = result.get("simulation") or {}
     return int(simulation.get("paths") or 0)
 
 
+def _figured(pair: Pair, a: Mapping[str, Any], b: Mapping[str, Any]) -> OptionComparison:
+    option_a, option_b = a["options"][pair.a], b["options"][pair.b]
+    return OptionComparison(
+        name=option_a["name"],
+        type_a=option_a["type"],
+        type_b=option_b["type"],
+        feasible_a=bool(option_a["feasible"]),
+        feasible_b=bool(option_b["feasible"]),
+        figures=figures_compare(option_a, option_b),
+        label=pair.label,
+        name_b=option_b["name"],
+    )
+
+
 def results_compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> Comparison:
-    """Two result documents compared: the options of both matched by name, the facts of each
-    run (horizon, baseline, cheapest, paths, engine version) and the inputs that differ."""
-    by_name_b = {o["name"]: o for o in b["options"]}
-    names_a = [o["name"] for o in a["options"]]
-    options = [
-        OptionComparison(
-            name=option["name"],
-            type_a=option["type"],
-            type_b=by_name_b[option["name"]]["type"],
-            feasible_a=bool(option["feasible"]),
-            feasible_b=bool(by_name_b[option["name"]]["feasible"]),
-            figures=figures_compare(option, by_name_b[option["name"]]),
-        )
-        for option in a["options"]
-        if option["name"] in by_name_b
-    ]
+    """Two result documents compared: their workloads and options paired, the key figures of
+    the options both have, the facts of each run (horizon, baseline, cheapest, paths, engine
+    version) and the inputs that differ, in words."""
+    pairing = results_pairing(a, b)
+    options = [_figured(p, a, b) for p in pairing.options if p.a is not None and p.b is not None]
     facts: list[tuple[str, Any, Any]] = [
         ("Scenario", a.get("name"), b.get("name")),
         ("Horizon [months]", a["inputs"]["horizon_months"], b["inputs"]["horizon_months"]),
@@ -262,11 +278,12 @@ def results_compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> Comparison:
     ]
     return Comparison(
         options=options,
-        only_in_a=[n for n in names_a if n not in by_name_b],
-        only_in_b=[n for n in by_name_b if n not in set(names_a)],
+        only_in_a=[p.label for p in pairing.options if p.only_in == "A"],
+        only_in_b=[p.label for p in pairing.options if p.only_in == "B"],
         facts=facts,
-        input_changes=inputs_diff(a["inputs"], b["inputs"]),
-        source_changes=sources_diff(a, b),
+        input_changes=inputs_changes(a["inputs"], b["inputs"], pairing),
+        source_changes=sources_diff(a, b, pairing),
+        pairing=pairing,
     )
 
 

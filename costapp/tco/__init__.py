@@ -18,7 +18,9 @@ document comes out. Callers outside the engine use the names below and nothing e
   sweep can size from :func:`swept_field`;
 - :func:`plan_cost` of a plan on :class:`Futures` (the expected values by default), with the cost
   :data:`CATEGORIES` of its breakdown, and :func:`cost_curves` (cost against utilization) of a
-  result's inputs.
+  result's inputs;
+- :func:`fit_gpus`, the fewest GPUs of a model that hold a workload in memory (the builder's
+  offer picker puts first the instances holding that many).
 
 No caller outside the engine imports one of its submodules (``costapp.tco.core`` and the rest):
 an import-linter contract in ``pyproject.toml`` keeps it so. The tests may.
@@ -27,6 +29,7 @@ an import-linter contract in ``pyproject.toml`` keeps it so. The tests may.
 from . import schema
 from .core import CATEGORIES, Futures, PathCosts, Plan, plan_build, plan_cost
 from .curves import cost_curves
+from .demand import fit_gpus
 from .engine import (
     ENGINE_VERSION,
     MonteCarloRunner,
@@ -123,6 +126,7 @@ __all__ = [
     "blocks_merge",
     "candidate_sizes",
     "cost_curves",
+    "fit_gpus",
     "escape_text",
     "loads",
     "normalize",

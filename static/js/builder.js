@@ -1,8 +1,62 @@
 // The scenario builder: shows each row's fields for its type and billing (and says which values
 // typed for another will not be saved), adds and removes rows of the workloads, options and
 // sizing formsets, keeps each sizing sweep's choice of options (those it can size) current, and
-// fills an option's offer from the picker.
+// fills an option's offer from the picker. Nothing on the page moves between the press and the
+// release of a button (see "later" below).
 (function () {
+  // What a change shows or hides (a row's fields for its type and billing, a distribution's
+  // parameters, the simulation's fields) and an offer list arriving are put on the page after
+  // the event that caused them, and never while a mouse button or finger is down: then only
+  // after its release and the click it makes. A field's change fires when it loses focus, that
+  // is on the press of the button clicked next, and a select whose list is open commits the
+  // value typed into it on that press, just before the press reaches the page; done at once,
+  // fields appearing above the button would move it away from under the pointer and the click
+  // would be lost.
+  var queued = [];
+  var pressed = false;
+  var presses = 0;
+  function flush() {
+    if (pressed) return;
+    var jobs = queued;
+    queued = [];
+    jobs.forEach(function (job) { job(); });
+  }
+  function later(job) {
+    queued.push(job);
+    setTimeout(flush, 0);
+  }
+  function press() {
+    presses += 1;
+    pressed = true;
+  }
+  // After the release (and the click it makes, dispatched with it), unless another press came.
+  function release(wait) {
+    var which = presses;
+    setTimeout(function () {
+      if (which !== presses) return;
+      pressed = false;
+      flush();
+    }, wait);
+  }
+  document.addEventListener("pointerdown", press, true);
+  document.addEventListener("mousedown", press, true);
+  document.addEventListener("mouseup", function () { release(0); }, true);
+  // a finger's release comes before the mouse events of its tap, which press again
+  document.addEventListener("pointerup", function (event) {
+    release(event.pointerType === "touch" ? 500 : 0);
+  }, true);
+  document.addEventListener("pointercancel", function () { release(0); }, true);
+  document.addEventListener("dragend", function () { release(0); }, true);
+  window.addEventListener("blur", function () { release(0); });
+  // An offer list (htmx) that arrives during a press is put in place after the release.
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var detail = event.detail;
+    if (!pressed || !detail.shouldSwap || !window.htmx) return;
+    detail.shouldSwap = false;
+    var target = detail.target;
+    var html = detail.serverResponse;
+    later(function () { window.htmx.swap(target, html, { swapStyle: "innerHTML" }); });
+  });
   function shown(el, kind, billing) {
     var types = el.dataset.types;
     if (types && types.split(" ").indexOf(kind) < 0) return false;
@@ -141,16 +195,17 @@
     var target = event.target;
     var row = target.closest("fieldset.row");
     if (row && /-(type|billing)$/.test(target.name)) {
-      refreshRow(row);
+      later(function () { refreshRow(row); });
+      // the sweeps' choices follow at once: a select's list, nothing moves
       if (row.closest("#options-rows")) refreshSweepOptions();
     }
-    if (target.id === "id_simulate") refreshSimulation();
+    if (target.id === "id_simulate") later(refreshSimulation);
     if (target.matches("select[data-option-names]")) {
       follow(target, optionInputs());
       refreshSweepOptions();  // a marked value left behind leaves the choices
     }
     var dist = target.closest("fieldset.dist");
-    if (dist && /_dist$/.test(target.name)) refreshDist(dist);
+    if (dist && /_dist$/.test(target.name)) later(function () { refreshDist(dist); });
   });
   document.addEventListener("click", function (event) {
     var add = event.target.closest("[data-add]");
@@ -206,5 +261,7 @@
       if (field) field.focus();
     }
   });
-  document.addEventListener("DOMContentLoaded", function () { refreshAll(document); });
+  // The script comes after the form: its fields are shown for their types before the page is
+  // first drawn whole, not once everything else has loaded.
+  refreshAll(document);
 })();

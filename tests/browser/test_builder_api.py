@@ -6,6 +6,7 @@ import csv
 import io
 
 import pytest
+from playwright.sync_api import expect
 
 from costapp.builder.catalog import token_price_value
 from costapp.models import Scenario, SimulationRun
@@ -37,8 +38,8 @@ def test_an_api_option_built_in_the_builder_runs_and_shows_its_cost_per_million_
     page.fill("#id_workloads-0-tokens_per_second", "231.5")
     page.select_option("#id_options-0-type", "api")
     page.fill("#id_options-0-name", "Fireworks by the token")
-    assert page.locator("#id_options-0-gpu").is_hidden()
-    assert page.locator("#id_options-0-throughput_factor").is_hidden()
+    expect(page.locator("#id_options-0-gpu")).to_be_hidden()
+    expect(page.locator("#id_options-0-throughput_factor")).to_be_hidden()
     page.select_option("#id_options-0-token_price", FIREWORKS)
     page.select_option("#id_options-1-type", "cloud")
     page.fill("#id_options-1-name", "Rent H100")

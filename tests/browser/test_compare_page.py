@@ -57,9 +57,15 @@ def test_an_analyst_compares_a_run_with_another_from_the_run_page(page, live_ser
         "#compare-figures tbody[data-option='Dedicated 8-GPU servers'] tr[data-key='total_usd']"
     )
     assert dedicated.locator("td").nth(3).inner_text() == "0"
-    change = page.locator(
-        "#compare-inputs tr[data-path='options[GPU cloud on-demand].usd_per_gpu_hour']"
+    # paired by position (the same five options), the one input that differs in words
+    assert page.locator("#compare-pairing").inner_text() == (
+        "Workloads and options paired by position: both runs have 1 workload and 5 options of "
+        "the same types."
     )
-    assert change.locator("td").all_inner_texts() == ["2.99", "2.49", "−0.5", "−16.7"]
+    change = page.locator("#compare-inputs tr[data-path='options[2].usd_per_gpu_hour']")
+    assert change.locator("td").all_inner_texts() == [
+        "option 3 “GPU cloud on-demand”, USD per GPU hour: $2.99 → $2.49",
+        "−$0.500 (−16.7 %)",
+    ]
     assert page.locator("#compare-inputs tbody tr").count() == 1
     assert errors == []

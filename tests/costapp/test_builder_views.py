@@ -206,10 +206,101 @@ def test_the_offer_picker_lists_current_prices_with_their_date_flags_and_a_butto
     assert response.status_code == 200
     prices = list(response.context["prices"])
     assert prices and all(p.billing == "spot" and p.offer.gpu.slug == "h100-sxm" for p in prices)
-    assert [p.usd_per_gpu_hour for p in prices] == sorted(p.usd_per_gpu_hour for p in prices)
+    # no workload needs GPUs together: the offers whose egress is known first, each by price
+    assert [p.fits for p in prices] == [p.egress_known for p in prices]
+    assert [(not p.fits, p.usd_per_gpu_hour) for p in prices] == sorted(
+        (not p.fits, p.usd_per_gpu_hour) for p in prices
+    )
     html = response.content.decode()
     assert html.count('class="use-offer" data-prefix="options-1"') == len(prices)
     assert "as stated by" in html
+    assert "First those that fit this option: egress pricing known; then the others." in html
+
+
+def workloads_data(*workloads: dict) -> dict:
+    """The builder's workload fields of ``workloads`` (``workloads-0-type`` …), with the
+    formset's management data."""
+    data = {"workloads-TOTAL_FORMS": str(len(workloads)), "workloads-INITIAL_FORMS": "0"}
+    for index, workload in enumerate(workloads):
+        data.update({f"workloads-{index}-{key}": str(value) for key, value in workload.items()})
+    return data
+
+
+def picker(client, *workloads: dict, gpu: str = "h100-sxm", billing: str = "on_demand"):
+    query = {"prefix": "options-0", "options-0-gpu": gpu, "options-0-billing": billing}
+    response = client.get(reverse("scenario-offers"), {**query, **workloads_data(*workloads)})
+    assert response.status_code == 200
+    return response
+
+
+def test_the_offer_picker_puts_first_the_offers_that_hold_the_gpus_a_run_needs_with_known_egress(
+    signed_in,
+):
+    """An 8-GPU run on H100s: the picker opens on the cheapest instance of 8 H100s whose
+    provider's egress pricing is known, not on the cheapest H100 price of all (a smaller
+    instance, or one whose egress is unknown); the others follow, each group by price."""
+    from hardware import selectors
+
+    run = {"type": "training", "name": "Fine-tune", "runs_per_year": 12, "cluster_gpus": 8}
+    steady = {"type": "steady", "name": "Chat", "gpus": 2}
+    response = picker(signed_in, steady, run)
+    prices = response.context["prices"]
+    every = list(
+        selectors.current_prices_for_pages().filter(
+            offer__gpu__slug="h100-sxm", billing="on_demand"
+        )
+    )
+    cheapest = min(every, key=lambda p: p.usd_per_gpu_hour)
+    assert cheapest.offer.gpu_count < 8 or not cheapest.egress_known  # what it used to open on
+    fitting = [p for p in every if p.offer.gpu_count >= 8 and p.egress_known]
+    first = prices[0]
+    assert first.offer.gpu_count >= 8 and first.egress_known and first.fits
+    assert first.usd_per_gpu_hour == min(p.usd_per_gpu_hour for p in fitting)
+    assert [p.fits for p in prices] == [True] * min(len(fitting), 25) + [False] * (
+        len(prices) - min(len(fitting), 25)
+    )
+    assert all(p.fits == (p.offer.gpu_count >= 8 and p.egress_known) for p in prices)
+    for group in (True, False):
+        rates = [p.usd_per_gpu_hour for p in prices if p.fits is group]
+        assert rates == sorted(rates)
+    html = response.content.decode()
+    assert (
+        "First those that fit this option: at least 8 GPUs in one instance (workload 2 "
+        "“Fine-tune” runs on 8 at once) and egress pricing known; then the others." in html
+    )
+    # on spot, the cheapest price is a 1-GPU instance with known egress: after the 8-GPU ones,
+    # its row saying why
+    spot = picker(signed_in, steady, run, billing="spot")
+    prices = spot.context["prices"]
+    assert prices[0].offer.gpu_count >= 8 and prices[0].egress_known
+    short = [p for p in prices if p.offer.gpu_count < 8]
+    assert short and min(p.usd_per_gpu_hour for p in short) < prices[0].usd_per_gpu_hour
+    rows = spot.content.decode().split("<tr")[2:]
+    assert len(rows) == len(prices)
+    for price, row in zip(prices, rows, strict=True):
+        assert f'data-gpus="{price.offer.gpu_count}"' in row
+        assert ("fewer than the 8 needed in one instance" in row) == (price.offer.gpu_count < 8)
+        assert ("Fits this option" in row) == price.fits
+
+
+def test_a_model_larger_than_any_instance_is_fitted_by_the_offers_with_the_most_gpus(signed_in):
+    """Serving a 405B model takes ceil(2 × 405 × 1.2 / 80) = 13 H100s (the engine's memory
+    rule); no offer has 13 in one instance, so those with the most (8) fit it."""
+    serve = {
+        "type": "inference",
+        "name": "405B chat",
+        "tokens_per_second": 1000,
+        "params_billion": 405,
+    }
+    response = picker(signed_in, serve)
+    need = response.context["need"]
+    assert (need.gpus, need.wanted, need.largest) == (8, 13, 8)
+    assert response.context["prices"][0].offer.gpu_count == 8
+    assert "no offer has 13 in one instance" in response.content.decode()
+    # a removed row and a row not yet valid are not the option's workloads
+    gone = {**serve, "DELETE": "on"}
+    broken = {**serve, "params_billion": "many"}
+    assert picker(signed_in, gone, broken).context["need"].gpus == 1
 
 
 def test_the_edit_page_shows_what_the_catalog_says_of_the_chosen_offer(signed_in, pat):

@@ -1,8 +1,10 @@
 """The comparison page ``/runs/compare/?a=&b=``: the same scenario at last month's and today's
 prices, who may see it, runs that cannot be compared, and the "Compare with…" forms."""
 
+import json
 from datetime import timedelta
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import Group, User
@@ -84,11 +86,14 @@ def test_the_same_scenario_at_two_prices_shows_the_price_change_and_the_cost_dif
     old = before.result["inputs"]["options"][0]["usd_per_gpu_hour"]
     new = after.result["inputs"]["options"][0]["usd_per_gpu_hour"]
     assert new == pytest.approx(old * 1.1)
-    # the inputs that differ: the one price, nothing else
+    # the inputs that differ: the one price, nothing else, one row in words
     changes = response.context["comparison"].input_changes
-    assert [c.path for c in changes] == ["options[Lambda on-demand].usd_per_gpu_hour"]
+    words = f"option 1 “Lambda on-demand”, USD per GPU hour: ${old:.2f} → ${new:.2f}"
+    assert [c.words for c in changes] == [words]
+    assert changes[0].key == "options[0].usd_per_gpu_hour"
     assert changes[0].delta_pct == pytest.approx(10.0)
-    assert "<code>options[Lambda on-demand].usd_per_gpu_hour</code>" in html
+    assert f'<td class="wrap">{words}</td>' in html
+    assert "paired by position: both runs have 1 workload and 2 options of the same types" in html
     # key figures: Lambda's compute cost grows by 10 %, the flat price's does not move
     lambda_a, lambda_b = (r["options"][0]["total_usd"] for r in (before.result, after.result))
     busy = 8 * 0.5 * 730 * 12
@@ -168,3 +173,55 @@ def test_the_runs_list_and_a_run_page_offer_a_labelled_compare_with_form(client,
     SimulationRun.objects.filter(pk=after.pk).update(status="failed")
     assert 'id="compare-form"' not in client.get(f"/runs/{before.pk}/").content.decode()
     assert 'id="compare-form"' not in client.get("/runs/").content.decode()
+
+
+CLAIMS = Path(__file__).resolve().parents[2] / "costapp" / "data" / "claims"
+
+
+def claim_run(owner, kind: str, **change) -> SimulationRun:
+    document = json.loads((CLAIMS / f"dedicated-saves-half--{kind}.json").read_text())
+    document.update(change)
+    scenario = Scenario.objects.create(owner=owner, name=document["name"][:200], document=document)
+    run = pipeline.run_create(scenario=scenario)
+    assert run.status == "succeeded", run.error
+    return run
+
+
+def rows_of(html: str) -> list[str]:
+    table = html.split('id="compare-inputs"', 1)[1].split("</table>", 1)[0]
+    return [row.split('<td class="wrap">', 1)[1].split("</td>", 1)[0] for row in table.split("<tr data-path=")[1:]]  # fmt: skip
+
+
+def test_runs_differing_in_one_utilization_show_one_row_and_say_how_they_were_paired(
+    client, pat, catalog, tasks_in_process
+):
+    """The claim's 90 % and 30 % busy fleets: one row in words, not a row of "(absent)" per
+    field of the renamed workload; with an option added, paired by name, and said so."""
+    high = claim_run(pat, "high-utilization")
+    low = claim_run(pat, "low-utilization")
+    client.force_login(pat)
+    html = client.get(f"/runs/compare/?a={high.pk}&b={low.pk}").content.decode()
+    assert rows_of(html) == ["workload 1, utilization: 90 % → 30 %"]
+    assert "(absent)" not in html
+    pairing = html.split('id="compare-pairing"', 1)[1].split("</p>", 1)[0]
+    assert (
+        "paired by position: both runs have 1 workload and 3 options of the same types" in pairing
+    )
+    assert "workload 1 is “64 H100s of work, 90% busy” in A" in pairing
+    document = json.loads((CLAIMS / "dedicated-saves-half--low-utilization.json").read_text())
+    more = claim_run(
+        pat,
+        "low-utilization",
+        options=[
+            *document["options"],
+            {"type": "cloud", "name": "Spot", "billing": "spot", "usd_per_gpu_hour": 1.2},
+        ],
+    )
+    html = client.get(f"/runs/compare/?a={low.pk}&b={more.pk}").content.decode()
+    assert 'data-by="name"' in html
+    assert (
+        "Workloads and options paired by name: run A has 1 workload and 3 options, run B 1 "
+        "workload and 4 options." in html
+    )
+    assert rows_of(html) == ["option 4 “Spot”: only in run B"]
+    assert f"Only in run {more.pk} (B): <strong>option 4 “Spot”</strong>" in html

@@ -1,17 +1,27 @@
 """The comparison of two results (``costapp.comparison``) and its chart, by value, without the
 web or the database."""
 
+import copy
+import json
+from pathlib import Path
+
 import pytest
 
 from costapp.charts import comparison_cumulative_chart
 from costapp.reports.comparison import (
     ABSENT,
     difference,
-    inputs_diff,
     inputs_flatten,
     results_compare,
     value_text,
 )
+from costapp.reports.input_changes import inputs_changes
+from costapp.reports.input_words import change_words, formatted, value_words
+from costapp.reports.pairing import pairing_of
+from costapp.tco import simulate
+from tests.tco.documents import gpu_table
+
+CLAIMS = Path(__file__).resolve().parents[2] / "costapp" / "data" / "claims"
 
 
 def option(name: str, total: float, *, npv: float | None = None, months=(0.0,), **extra) -> dict:
@@ -85,50 +95,195 @@ def test_inputs_flatten_names_workloads_and_options_and_indexes_other_lists():
     assert inputs_flatten({"a": [], "b": {}, "c": None}) == {"a": [], "b": {}, "c": None}
 
 
-def test_inputs_diff_lists_changed_added_and_removed_paths_with_numeric_differences():
+def words_of(inputs_a: dict, inputs_b: dict) -> list[str]:
+    return [c.words for c in inputs_changes(inputs_a, inputs_b, pairing_of(inputs_a, inputs_b))]
+
+
+def test_inputs_of_another_count_are_paired_by_name_one_row_in_words_per_difference():
     inputs_b = {
         "horizon_months": 2,
         "discount_rate": 0.08,
         "workloads": [{"name": "fleet", "type": "steady", "gpus": 8}],  # 8 == 8.0: no change
         "options": [
-            {"name": "Dedicated", "servers": 1},  # order does not matter: matched by name
+            {"name": "Dedicated", "servers": 1},  # another place: paired by name
             {"name": "Cloud", "usd_per_gpu_hour": 2.0, "egress_tiers": [{"usd_per_gb": 0.09}]},
             {"name": "Spot", "usd_per_gpu_hour": 1.1},
         ],
         "simulation": {"paths": 1000},
     }
-    changes = {c.path: c for c in inputs_diff(INPUTS_A, inputs_b)}
-    assert list(changes) == [
-        "options[Cloud].usd_per_gpu_hour",
-        "options[Spot].name",
-        "options[Spot].usd_per_gpu_hour",
-        "simulation.paths",
+    pairing = pairing_of(INPUTS_A, inputs_b)
+    assert pairing.by == "name"
+    assert pairing.said == (
+        "Workloads and options paired by name: run A has 1 workload and 2 options, "
+        "run B 1 workload and 3 options."
+    )
+    changes = inputs_changes(INPUTS_A, inputs_b, pairing)
+    assert [c.words for c in changes] == [
+        "option “Cloud” (1 in A, 2 in B), USD per GPU hour: $2.50 → $2.00",
+        "option 3 “Spot”: only in run B",
+        "Monte Carlo simulation: only in run B",
     ]
-    price = changes["options[Cloud].usd_per_gpu_hour"]
+    price = changes[0]
     assert (price.a, price.b, price.delta, price.delta_pct) == (2.5, 2.0, -0.5, -20.0)
-    assert price.only_in == ""
-    spot = changes["options[Spot].usd_per_gpu_hour"]
-    assert spot.a is ABSENT and spot.b == 1.1 and spot.only_in == "B"
-    assert spot.delta is None and spot.delta_pct is None
-    assert inputs_diff(INPUTS_A, INPUTS_A) == []
+    assert price.change == "−$0.500 (−20 %)" and price.only_in == ""
+    assert price.key == "options[0].usd_per_gpu_hour"
+    assert changes[1].only_in == "B" and changes[1].key == "B:options[2]"
+    assert words_of(INPUTS_A, INPUTS_A) == []
     # a string and a number are never the same value
-    assert [c.path for c in inputs_diff({"x": "1"}, {"x": 1})] == ["x"]
+    assert words_of({"x": "1"}, {"x": 1}) == ["X: 1 → 1"]
 
 
-def test_results_compare_matches_options_by_name_and_lists_the_ones_only_in_one_run():
+def test_two_runs_differing_in_one_utilization_show_that_one_row():
+    """The shipped claim pair, 64 H100s 90 % and 30 % busy: the same options, one workload of
+    the same type named after its utilization. Paired by position, the one difference is one
+    row in words (by name it was 16 rows of "(absent)" paths); the renamed workload is said in
+    the pairing's sentence, the scenario's name in the facts."""
+    high, low = (
+        simulate(
+            json.loads((CLAIMS / f"dedicated-saves-half--{kind}.json").read_text()), gpu_table()
+        )
+        for kind in ("high-utilization", "low-utilization")
+    )
+    compared = results_compare(high, low)
+    assert [c.words for c in compared.input_changes] == ["workload 1, utilization: 90 % → 30 %"]
+    assert compared.input_changes[0].change == "−60 points"
+    assert compared.input_changes[0].key == "workloads[0].utilization"
+    assert compared.pairing.by == "position"
+    assert compared.pairing.said == (
+        "Workloads and options paired by position: both runs have 1 workload and 3 options of "
+        "the same types. Named differently: workload 1 is “64 H100s of work, 90% busy” in A "
+        "and “64 H100s of work, 30% busy” in B."
+    )
+    assert [o.label for o in compared.options] == [
+        "option 1 “Hyperscaler on-demand”",
+        "option 2 “GPU cloud on-demand”",
+        "option 3 “Dedicated 8-GPU servers”",
+    ]
+    assert compared.only_in_a == compared.only_in_b == []
+    assert ("Scenario", high["name"], low["name"]) in compared.facts
+
+
+def test_options_renamed_in_place_are_paired_by_position_with_references_following_them():
+    inputs_a = {
+        "baseline": "Rent",
+        "workloads": [{"type": "training", "name": "Run", "mfu": 0.4, "end_month": 24}],
+        "options": [
+            {"type": "cloud", "name": "Rent", "usd_per_gpu_hour": 2.5, "discount_rate": 0.1},
+            {"type": "on_prem", "name": "Buy", "capex_usd_per_server": 280000.0, "pue": 1.3},
+        ],
+        "sizing": [{"option": "Buy", "min": 0, "max": 4}],
+    }
+    inputs_b = copy.deepcopy(inputs_a)
+    inputs_b["options"][0]["name"] = "Rent H100"  # renamed: the baseline follows it
+    inputs_b["baseline"] = "Rent H100"
+    inputs_b["options"][1].update(name="Buy 8×H100", capex_usd_per_server=310000.0, pue=1.25)
+    inputs_b["sizing"][0].update(option="Buy 8×H100", max=6)
+    inputs_b["workloads"][0].update(mfu=0.35, end_month=36)
+    pairing = pairing_of(inputs_a, inputs_b)
+    assert pairing.by == "position"
+    assert pairing.renamed == (
+        "option 1 is “Rent” in A and “Rent H100” in B",
+        "option 2 is “Buy” in A and “Buy 8×H100” in B",
+    )
+    changes = inputs_changes(inputs_a, inputs_b, pairing)
+    assert [(c.words, c.change) for c in changes] == [
+        ("workload 1 “Run”, MFU (model FLOPs utilization): 40 % → 35 %", "−5 points"),
+        ("workload 1 “Run”, end month: month 24 → month 36", "+12 months"),
+        ("option 2, capex USD per server: $280,000 → $310,000", "+$30,000 (+10.7 %)"),
+        ("option 2, PUE: 1.3 → 1.25", "−0.05 (−3.8 %)"),
+        ("sizing sweep 1, largest size: 4 → 6", "+2 (+50 %)"),
+    ]
+    # the baseline and the sweep name other options than their pairs: they differ
+    inputs_b["baseline"] = "Buy 8×H100"
+    inputs_b["sizing"][0]["option"] = "Rent H100"
+    words = words_of(inputs_a, inputs_b)
+    assert "Baseline option: Rent → Buy 8×H100" in words
+    assert "sizing sweep 1, option to size: Buy → Rent H100" in words
+
+
+def test_options_of_other_types_in_the_same_places_are_paired_by_name_and_it_says_why():
+    inputs_a = {
+        "options": [{"type": "cloud", "name": "Rent"}, {"type": "dedicated", "name": "Lease"}],
+        "workloads": [],
+    }
+    inputs_b = {
+        "options": [{"type": "dedicated", "name": "Lease"}, {"type": "cloud", "name": "Rent"}],
+        "workloads": [],
+    }
+    pairing = pairing_of(inputs_a, inputs_b)
+    assert pairing.by == "name"
+    assert pairing.said == (
+        "Workloads and options paired by name: both runs have 0 workloads and 2 options, but "
+        "option 1 is cloud in A and dedicated in B."
+    )
+    assert [p.label for p in pairing.options] == [
+        "option “Rent” (1 in A, 2 in B)",
+        "option “Lease” (2 in A, 1 in B)",
+    ]
+    assert words_of(inputs_a, inputs_b) == []  # the same options, in another order
+
+
+def test_values_read_as_a_person_reads_them():
+    assert value_words(0.9, "utilization") == "90 %"
+    assert value_words(0.085, "discount_rate") == "8.5 %"
+    assert value_words(-0.1, "price_change_per_year") == "−10 %"
+    assert value_words(14600.0, "usd_per_server_month") == "$14,600"
+    assert value_words(2.99, "usd_per_gpu_hour") == "$2.99"
+    assert value_words(0.085, "egress_usd_per_gb") == "$0.0850"
+    assert value_words(36, "horizon_months") == "36 months"
+    assert value_words(1, "term_months") == "1 month"
+    assert value_words(12, "start_month") == "month 12"
+    assert value_words(50000.0, "gpu_mtbf_hours") == "50,000 GPU-hours"
+    assert value_words(1000, "tokens_per_second") == "1,000"
+    assert value_words(None, "servers") == "none"
+    assert value_words(True, "x") == "yes"
+    assert value_words(-0.3, "low", "cloud_price_change_per_year") == "−30 %"
+    assert value_words(0.8, "low", "demand_multiplier") == "0.8"
+    offer = {"provider": "lambda", "instance": "gpu_8x_h100_sxm5", "region": "us-east-1"}
+    assert value_words(offer, "offer") == "lambda gpu_8x_h100_sxm5 in us-east-1"
+    tiers = [{"up_to_tb": 10, "usd_per_gb": 0.09}, {"up_to_tb": None, "usd_per_gb": 0.07}]
+    assert value_words(tiers, "egress_tiers") == "$0.0900 per GB up to 10 TB, then $0.0700"
+    dist = {"dist": "triangular", "low": 0.8, "mode": 1, "high": 1.3}
+    assert value_words(dist, "demand_multiplier") == "triangular (low 0.8, mode 1, high 1.3)"
+    assert formatted("money", 1234567.891) == "$1,234,567.89"
+    assert change_words(2.99, 2.49, "usd_per_gpu_hour") == "−$0.500 (−16.7 %)"
+    assert change_words(0.9, 0.3, "utilization") == "−60 points"
+    assert change_words(8, 16, "gpus") == "+8 (+100 %)"
+    assert change_words("a", "b", "gpu") == ""
+
+
+def test_two_values_that_read_the_same_are_written_with_more_figures():
+    a = {"options": [{"type": "cloud", "name": "Rent", "usd_per_gpu_hour": 2.49}]}
+    b = {"options": [{"type": "cloud", "name": "Rent", "usd_per_gpu_hour": 2.4917}]}
+    assert words_of(a, b) == ["option 1 “Rent”, USD per GPU hour: $2.49 → $2.4917"]
+
+
+def test_results_compare_pairs_options_by_name_when_they_moved_and_lists_the_ones_only_in_one():
+    def inputs(*names: str, horizon: int = 2) -> dict:
+        options = [{"type": "cloud", "name": n, "usd_per_gpu_hour": 2.5} for n in names]
+        return {**INPUTS_A, "horizon_months": horizon, "options": options}
+
     a = result(
         [option("Cloud", 1000.0, npv=950.0), option("Dedicated", 800.0), option("Old", 5.0)],
-        INPUTS_A,
+        inputs("Cloud", "Dedicated", "Old"),
     )
-    inputs_b = {**INPUTS_A, "horizon_months": 3}
     b = result(
         [option("New", 7.0), option("Dedicated", 800.0), option("Cloud", 1250.0, npv=1000.0)],
-        inputs_b,
+        inputs("New", "Dedicated", "Cloud", horizon=3),
         simulation={"paths": 2000},
     )
     compared = results_compare(a, b)
+    assert compared.pairing.by == "name"
+    assert compared.pairing.said == (
+        "Workloads and options paired by name: both runs have 1 workload and 3 options of the "
+        "same types, but option “Cloud” is 1 in A and 3 in B."
+    )
     assert [o.name for o in compared.options] == ["Cloud", "Dedicated"]  # A's order
-    assert compared.only_in_a == ["Old"] and compared.only_in_b == ["New"]
+    assert [o.label for o in compared.options] == [
+        "option “Cloud” (1 in A, 3 in B)",
+        "option 2 “Dedicated”",
+    ]
+    assert compared.only_in_a == ["option 3 “Old”"] and compared.only_in_b == ["option 1 “New”"]
     cloud = {f.key: f for f in compared.options[0].figures}
     assert (cloud["total_usd"].a, cloud["total_usd"].b) == (1000.0, 1250.0)
     assert (cloud["total_usd"].delta, cloud["total_usd"].delta_pct) == (250.0, 25.0)
@@ -138,7 +293,11 @@ def test_results_compare_matches_options_by_name_and_lists_the_ones_only_in_one_
     assert cloud["break_even_month"].delta is None  # no break-even in either run
     assert ("Horizon [months]", 2, 3) in compared.facts
     assert ("Monte Carlo paths", 0, 2000) in compared.facts
-    assert [c.path for c in compared.input_changes] == ["horizon_months"]
+    assert [c.words for c in compared.input_changes] == [
+        "Horizon: 2 months → 3 months",
+        "option 3 “Old”: only in run A",
+        "option 1 “New”: only in run B",
+    ]
 
 
 def test_relative_differences_are_left_out_for_months_and_percentages():
@@ -181,9 +340,14 @@ def test_the_comparison_chart_draws_a_solid_and_b_dashed_in_one_colour_per_optio
     ]
     assert [t["line"]["dash"] for t in traces] == ["solid", "dash", "solid", "dash"]
     assert traces[0]["line"]["color"] == traces[1]["line"]["color"] != traces[2]["line"]["color"]
+    # Old and New stand in the same place, of the same type: paired by position, one colour
+    assert traces[2]["line"]["color"] == traces[3]["line"]["color"]
     assert traces[1]["y"] == [10.0, 30.0, 60.0] and traces[1]["x"] == [0, 1, 2]
     layout = chart.figure["layout"]
-    assert layout["title"]["text"] == "Cumulative cost per option, run 1 (solid) and run 2 (dashed)"
+    assert layout["title"]["text"] == (
+        "Cumulative cost per option,<br>run 1 (solid) and run 2 (dashed)"
+    )
+    assert chart.title == "Cumulative cost per option, run 1 (solid) and run 2 (dashed)"
     assert layout["xaxis"]["title"]["text"] == "Month"
     assert layout["yaxis"]["title"]["text"] == "Cumulative cost [USD]"
     [table] = chart.tables
@@ -199,3 +363,19 @@ def test_the_comparison_chart_draws_a_solid_and_b_dashed_in_one_colour_per_optio
         [1, 30.0, 30.0, 1.0, None],
         [2, None, 60.0, None, None],
     ]
+
+
+def test_the_sources_of_options_paired_by_name_are_compared_pair_by_pair():
+    def row(path: str, value: float, stated_on: str = "2025-01-02") -> dict:
+        return {"path": path, "value": value, "source": "feed", "stated_on": stated_on, "flags": []}
+
+    lam, flat = option("Lambda", 10.0), option("Flat", 5.0)
+    a = result([lam, flat], {"horizon_months": 1, "options": [lam, flat]})
+    b = result([flat, lam], {"horizon_months": 1, "options": [flat, lam]})  # moved: by name
+    a["sources"] = [row("options[0].usd_per_gpu_hour", 2.99)]
+    b["sources"] = [row("options[1].usd_per_gpu_hour", 2.99)]
+    assert results_compare(a, b).source_changes == []  # the same figure of the same option
+    b["sources"] = [row("options[1].usd_per_gpu_hour", 3.29, "2025-03-04")]
+    [change] = results_compare(a, b).source_changes
+    assert change.words == "option “Lambda” (1 in A, 2 in B), USD per GPU hour"
+    assert (change.a["value"], change.b["value"]) == (2.99, 3.29)
