@@ -27,8 +27,9 @@ def comparison_cumulative_chart(
     numbers, month by month (a dash past a run's horizon)."""
     pairing = results_pairing(a, b)
     title = f"Cumulative cost per option, {label_a} (solid) and {label_b} (dashed)"
-    # the title in two lines and the legend at the figure's foot: on a phone the title is not
-    # cut at the right edge and the legend (two lines per pair) never covers the axis title
+    # the title in two lines and the legend at the figure's foot, the figure taller: on a phone
+    # the title is not cut at the right edge and the legend (a line per run and option) never
+    # covers the axis title
     figure = go.Figure(
         layout=chart_layout(
             f"Cumulative cost per option,<br>{label_a} (solid) and {label_b} (dashed)",
@@ -36,6 +37,7 @@ def comparison_cumulative_chart(
             "Cumulative cost [USD]",
             legend={"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom"},
             margin={"t": 84, "r": 20, "b": 40, "l": 80},
+            height=540,  # room for the plot beside its axis title above a phone's 6-line legend
         )
     )
     series: list[tuple[str, list[float]]] = []

@@ -45,20 +45,6 @@ def signed(value: Any, digits: int = 2) -> str:
 
 
 @register.filter
-def signed_number(value: Any) -> str:
-    """A difference of any size with its sign: 2 decimals from 100 up, else 6 significant
-    digits; a dash for none, "0" for no change."""
-    if value is None:
-        return "—"
-    number = float(value)
-    if number == 0.0:
-        return "0"
-    size = abs(number)
-    text = f"{size:,.2f}" if size >= 100 else f"{size:,.6g}"
-    return ("+" if number > 0 else "−") + text
-
-
-@register.filter
 def input_value(value: Any) -> str:
     """An input value of the comparison (``(absent)`` for a path the run does not have)."""
     return value_text(value)
