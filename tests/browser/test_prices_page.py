@@ -6,6 +6,7 @@ from decimal import Decimal
 import pytest
 
 from hardware.selectors import current_prices
+from tests.browser.support import PASSWORD, log_in
 from tests.roles import user_with_role
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -64,13 +65,9 @@ def test_a_user_filters_prices_by_gpu_and_billing_then_sorts_by_usd_per_gpu_hour
 def test_the_price_source_and_age_show_without_sideways_scrolling(
     page, live_server, catalog, width
 ):
-    user_with_role("lead", "viewer", password="a long pass phrase")
+    user_with_role("lead", "viewer", password=PASSWORD)
     page.set_viewport_size({"width": width, "height": 900})
-    page.goto(live_server.url + "/login/")
-    page.fill("#id_username", "lead")
-    page.fill("#id_password", "a long pass phrase")
-    page.click("button[type=submit]")
-    page.wait_for_url(live_server.url + "/")
+    log_in(page, live_server, "lead")
     page.goto(live_server.url + "/prices/?ordering=-usd_per_gpu_hour")
     fit = page.evaluate(
         """() => { const t = document.querySelector('#price-table');
