@@ -49,7 +49,7 @@ def usd_total(value: Any, *, sign: bool = False) -> str:
     return ("+" + text) if sign else text
 
 
-def usd_rate(value: Any, *, sign: bool = False) -> str:
+def usd_rate(value: Any) -> str:
     """A price per hour, per GPU-hour or per million tokens: 2 decimals from $1 up (``$2.49``,
     ``$1,234.50``), 3 significant figures below (``$0.0625``, ``$0.412``, ``$0.000150``). A dash
     for no value."""
@@ -66,11 +66,10 @@ def usd_rate(value: Any, *, sign: bool = False) -> str:
         text = f"{size:.{decimals}f}"
         if float(text) >= 1:  # 0.9996 rounds up to 1.00
             text = f"{float(text):,.2f}"
-    prefix = "-" if number < 0 else ("+" if sign else "")
-    return f"{prefix}${text}"
+    return f"{'-' if number < 0 else ''}${text}"
 
 
-def percent_text(value: Any, *, share: bool = True, sign: bool = False) -> str:
+def percent_text(value: Any, *, share: bool = True) -> str:
     """A percentage with one decimal and its sign: ``37.5 %``. ``share``: the value is a share
     in [0, 1] (``0.375``); otherwise already in percent (``37.5``). A dash for no value."""
     number = _number(value)
@@ -80,7 +79,7 @@ def percent_text(value: Any, *, share: bool = True, sign: bool = False) -> str:
     text = f"{pct:,.1f}"
     if text in {"-0.0", "0.0"}:
         return "0.0 %"
-    return ("+" if sign and pct > 0 else "") + text + " %"
+    return text + " %"
 
 
 def _day(value: date | datetime) -> date:

@@ -21,12 +21,6 @@ def usd(value: Any) -> str:
 
 
 @register.filter
-def usd_signed(value: Any) -> str:
-    """A difference of totals, its sign written: ``+$1,234``, ``-$12``."""
-    return figures.usd_total(value, sign=True)
-
-
-@register.filter
 def usd_rate(value: Any) -> str:
     """A price per hour: ``$2.49``, ``$0.0625``."""
     return figures.usd_rate(value)
@@ -67,6 +61,12 @@ def _when(value: date | datetime) -> tuple[str, str]:
     return value.isoformat(), value.isoformat()
 
 
+def _time(value: date | datetime, words: str) -> str:
+    """``words`` in a ``<time>`` element with the day or instant on hover."""
+    machine, shown = _when(value)
+    return format_html('<time datetime="{}" title="{}">{}</time>', machine, shown, words)
+
+
 @register.filter
 def stated(value: date | datetime | str | None) -> str:
     """When a source stated a figure: ``<time … title="2025-10-01">stated 14 months ago</time>``;
@@ -74,9 +74,7 @@ def stated(value: date | datetime | str | None) -> str:
     value = _parsed(value)
     if value is None:
         return "date unknown"
-    machine, shown = _when(value)
-    words = figures.stated_words(value, _today())
-    return format_html('<time datetime="{}" title="{}">{}</time>', machine, shown, words)
+    return _time(value, figures.stated_words(value, _today()))
 
 
 @register.filter
@@ -85,6 +83,4 @@ def ago(value: date | datetime | str | None) -> str:
     value = _parsed(value)
     if value is None:
         return "—"
-    machine, shown = _when(value)
-    words = figures.age_words(value, _today())
-    return format_html('<time datetime="{}" title="{}">{}</time>', machine, shown, words)
+    return _time(value, figures.age_words(value, _today()))
