@@ -3,8 +3,8 @@
 money in dollars with thousands separators ("$14,600", "$2.99", "$0.0850"), durations with their
 unit ("36 months", "month 12", "2 hours"), counts and other numbers with thousands separators.
 
-Pure: no Django. ``formatted`` is the one place a kind of value becomes text, so the project's
-shared number formats can take its place.
+Pure: no Django. ``formatted`` is the one place a kind of value becomes text; a price at the
+usual precision is written by the pages' rule, ``hardware.figures.usd_rate``.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import math
 from typing import Any
 
 from costapp.reports.field_labels import LABELS, QUANTITY_LABELS, label_of
+from hardware.figures import usd_rate
 
 PERCENT_FIELDS = frozenset(
     {
@@ -81,8 +82,8 @@ def formatted(kind: str, value: float, digits: int = 3) -> str:
     if kind == "money":
         if size.is_integer() and size >= 100:
             return f"{sign}${int(size):,}"
-        if size >= 1 and digits <= 3:
-            return f"{sign}${size:,.2f}"
+        if digits <= 3:
+            return sign + usd_rate(size)  # the pages' rule for a price
         if size >= 1:
             return f"{sign}${_plain(size, digits + 2)}"
         return f"{sign}${size:#.{digits}g}"
