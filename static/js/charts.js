@@ -41,6 +41,20 @@
     if (holder.title.text) holder.title.text = wrap(holder.title.text, width);
   }
 
+  function named(values) {
+    return Array.isArray(values) && values.every(function (v) { return typeof v === "string"; });
+  }
+
+  // A category axis of a trace (its "x2", "y3" … or the first) labelled by ``label(name)``.
+  function categoryTicks(layout, kind, ref, names, label) {
+    var axis = kind + (ref ? ref.slice(1) : "");
+    var holder = layout[axis] || (layout[axis] = {});
+    holder.tickmode = "array";
+    holder.tickvals = names;
+    holder.ticktext = names.map(label);
+    return holder;
+  }
+
   function fitted(source, width) {
     var figure = JSON.parse(source);
     var layout = figure.layout || (figure.layout = {});
@@ -53,14 +67,11 @@
     // long category names beside horizontal bars: wrapped (3 lines at most, the rest cut)
     // in at most two fifths of the width, the left margin made as wide as they need
     (figure.data || []).forEach(function (trace) {
-      if (trace.type !== "bar" || trace.orientation !== "h" || !Array.isArray(trace.y)) return;
-      if (!trace.y.every(function (y) { return typeof y === "string"; })) return;
+      if (trace.type !== "bar" || trace.orientation !== "h" || !named(trace.y)) return;
       var chars = Math.max(12, Math.min(40, Math.floor(width * 0.4 / CHAR_PX)));
-      var axis = "yaxis" + (trace.yaxis ? trace.yaxis.slice(1) : "");
-      var holder = layout[axis] || (layout[axis] = {});
-      holder.tickmode = "array";
-      holder.tickvals = trace.y;
-      holder.ticktext = trace.y.map(function (y) { return cut(wrap(y, chars), 3); });
+      var holder = categoryTicks(layout, "yaxis", trace.yaxis, trace.y, function (y) {
+        return cut(wrap(y, chars), 3);
+      });
       var longest = 0;
       holder.ticktext.forEach(function (t) {
         t.split("<br>").forEach(function (line) { longest = Math.max(longest, line.length); });
@@ -78,12 +89,12 @@
       layout.title.automargin = false;
       margin.t = Math.max(margin.t == null ? 100 : margin.t, lines(layout.title.text) * 23 + 44);
     }
+    var panels = Object.keys(layout).filter(function (k) { return /^yaxis\d*$/.test(k); }).length;
     Object.keys(layout).forEach(function (key) {
       if (/^xaxis\d*$/.test(key)) {
         titled(layout[key], plotChars);
         layout[key].automargin = true;
       } else if (/^yaxis\d*$/.test(key)) {
-        var panels = Object.keys(layout).filter(function (k) { return /^yaxis\d*$/.test(k); }).length;
         titled(layout[key], Math.floor((height / Math.max(panels, 1) - 60) / CHAR_PX));
         layout[key].automargin = true;
       }
@@ -98,19 +109,16 @@
       if (typeof trace.mode === "string" && trace.mode.indexOf("text") >= 0 && trace.cliponaxis == null) {
         trace.cliponaxis = false;
       }
-      if (trace.type === "bar" && Array.isArray(trace.x) && trace.x.every(function (x) { return typeof x === "string"; })) {
+      if (trace.type === "bar" && named(trace.x)) {
         // long category names: wrapped under their bars (3 lines at most, the rest cut, the
         // whole name in the tooltip and the table), turned upright where the bars are narrow
         var per = Math.floor(plotChars / Math.max(trace.x.length, 1)) - 1;
         var upright = per < 14;
         // upright, as many lines as the bar's room holds side by side
         var most = upright ? Math.max(1, Math.min(3, Math.floor((plotChars * CHAR_PX / Math.max(trace.x.length, 1)) / 16))) : 3;
-        var axis = "xaxis" + (trace.xaxis ? trace.xaxis.slice(1) : "");
-        var holder = layout[axis] || (layout[axis] = {});
-        holder.tickmode = "array";
-        holder.tickvals = trace.x;
-        holder.ticktext = trace.x.map(function (x) { return cut(wrap(x, upright ? 24 : per), most); });
-        holder.tickangle = upright ? -90 : 0;
+        categoryTicks(layout, "xaxis", trace.xaxis, trace.x, function (x) {
+          return cut(wrap(x, upright ? 24 : per), most);
+        }).tickangle = upright ? -90 : 0;
       }
     });
     var stacked = stack(layout, width);
