@@ -24,7 +24,6 @@ from costapp.tco import (
     blocks_compute,
     blocks_merge,
     blocks_reduce,
-    candidate_sizes,
     cost_curves,
     deterministic_costs,
     option_results,
@@ -32,8 +31,10 @@ from costapp.tco import (
     sweep_block_results_from_payload,
     sweep_block_results_to_payload,
     sweep_blocks_compute,
+    sweep_candidates,
     sweeps_bands,
     sweeps_merge,
+    tail_fraction,
 )
 
 
@@ -84,7 +85,8 @@ def _montecarlo_runner(payloads: Sequence[bytes]) -> Callable[..., Any]:
     results = [block_results_from_payload(payload) for payload in payloads]
 
     def run(plan: Plan, simulation: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-        return summary_fields(plan, blocks_merge(results))
+        simulation = plan.inputs.get("simulation") or {}
+        return summary_fields(plan, blocks_merge(results, tail_fraction=tail_fraction(simulation)))
 
     return run
 
@@ -98,10 +100,7 @@ small, and still several tasks to share between workers."""
 
 
 def _sizing_candidates(inputs: Mapping[str, Any]) -> int:
-    return sum(
-        len(candidate_sizes(int(s["min"]), int(s["max"]), int(s["step"])))
-        for s in inputs.get("sizing") or []
-    )
+    return sum(len(sweep_candidates(s)) for s in inputs.get("sizing") or [])
 
 
 def _sizing_units(inputs: Mapping[str, Any]) -> list[list[int]]:

@@ -52,6 +52,7 @@ from .montecarlo import (
     blocks_merge,
     blocks_reduce,
     summary_fields,
+    tail_fraction,
 )
 from .references import CatalogRefs, OfferRef
 from .schema import FieldSpec
@@ -61,6 +62,7 @@ from .sizing import (
     sweep_block_results_from_payload,
     sweep_block_results_to_payload,
     sweep_blocks_compute,
+    sweep_candidates,
     sweeps_bands,
     sweeps_merge,
     swept_field,
@@ -125,6 +127,7 @@ __all__ = [
     "blocks_compute",
     "blocks_merge",
     "candidate_sizes",
+    "sweep_candidates",
     "cost_curves",
     "fit_gpus",
     "escape_text",
@@ -136,6 +139,7 @@ __all__ = [
     "simulate",
     "simulate_normalized",
     "summary_fields",
+    "tail_fraction",
     "sweep_block_results_from_payload",
     "sweep_block_results_to_payload",
     "sweep_blocks_compute",

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .demand import excess_gpu_hours, within_capacity
+from .demand import counted_over, excess_gpu_hours, within_capacity
 from .egress import cloud_egress_usd
 from .finance import every_month, renewal_factor, single_term, term_starts, trend_factor
 
@@ -172,8 +172,13 @@ def cloud_path_costs(
     trend: Array | None = None,
     busy_bound_gpu_hours: float | None = None,
     renewal: Array | None = None,
+    over_gpu_hours: Array | None = None,
 ) -> tuple[dict[str, Array], Array]:
     """The categories that may depend on the path [USD/month] and shortfall per path [GPU-h].
+
+    ``over_gpu_hours`` (version 1.3): a commitment's ``over(committed_gpus)`` [GPU-h/month]
+    ``(P, H + 1)`` where the busiest hours make it differ from version 1.2's rule; None takes
+    ``busy_gpu_hours`` (``supply_o``) beyond the commitment, as version 1.2 did.
 
     ``compute``, and ``support`` unless ``support_fraction`` is 0 (then support is nothing).
     ``busy_gpu_hours``: ``(P, H + 1)`` with month 0 zero; ``peak_gpus``: ``(H + 1,)``.
@@ -199,10 +204,15 @@ def cloud_path_costs(
             horizon_months,
             renewal=renewal,
         )
-        if busy_bound_gpu_hours is None:
+        if busy_bound_gpu_hours is None and over_gpu_hours is None:
             busy_bound_gpu_hours = float(np.max(np.abs(busy_gpu_hours), initial=0.0))
-        if not commitment_holds(rates, busy_bound_gpu_hours, hours_per_month):
-            overflow = excess_gpu_hours(busy_gpu_hours, capacity)  # beyond the commitment
+        if over_gpu_hours is not None or not commitment_holds(
+            rates, float(busy_bound_gpu_hours or 0.0), hours_per_month
+        ):
+            if over_gpu_hours is None:
+                overflow = excess_gpu_hours(busy_gpu_hours, capacity)  # beyond the commitment
+            else:
+                overflow = counted_over(over_gpu_hours, capacity)
             if rates.on_demand_usd_per_gpu_hour is None:
                 shortfall = overflow.sum(axis=-1)
             else:

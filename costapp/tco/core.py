@@ -9,6 +9,7 @@ months. The deterministic result is ``P = 1`` with every :class:`Futures` field 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -28,8 +29,10 @@ from .dedicated import (
     servers_hold,
 )
 from .errors import FieldError, ScenarioError
-from .finance import ceil_tolerant, discount_factors, trend_factor
+from .finance import CEIL_TOLERANCE, ceil_tolerant, discount_factors, trend_factor
 from .hosted import ApiRates, api_path_costs, api_rates
+from .load import LoadOnPaths, WorkloadLoad, done_gpu_hours, load_holds
+from .mix import MixTerms, mix_fixed_costs, mix_terms
 from .on_prem import OnPremRates, on_prem_fixed_costs, on_prem_path_costs, on_prem_rates
 from .types import GpuFigures, GpuTable
 
@@ -69,7 +72,7 @@ class Futures:
     """Replaces every ``api`` option's ``c`` [1/year] (version 1.2)."""
 
 
-Rates = CloudRates | DedicatedRates | OnPremRates | ApiRates
+Rates = CloudRates | DedicatedRates | OnPremRates | ApiRates | MixTerms
 
 
 @dataclass(frozen=True, eq=False)
@@ -97,6 +100,8 @@ class OptionPlan:
     warnings: tuple[str, ...] = ()
     supply: Supply | None = None  # version 1.2: supply_o; None for api
     goodput: float | None = None  # version 1.2: the result's goodput figure; None without training
+    load: tuple[WorkloadLoad, ...] = ()  # version 1.3: each workload's load (the busiest hours)
+    mix: MixTerms | None = None  # version 1.3: a mix's layers (also its rates); None otherwise
 
 
 @dataclass(frozen=True, eq=False)
@@ -115,6 +120,10 @@ class Supply:
     busy: tuple[Array, ...]
     resident: tuple[Array, ...]
     months: Array  # supply_o at the document's own demand, months 1 … H, (H,) [GPU-h/month]
+    # version 1.3: an inference workload's replicas may lie between its off-peak and its peak
+    # traffic, where supply_o is the area of its load (costapp.tco.load), not the sum above
+    area: tuple[WorkloadLoad, ...] = ()
+    area_hours: float = 0.0  # hours_per_month, with ``area``
 
     @property
     def has_resident(self) -> bool:
@@ -151,6 +160,9 @@ def resident_supply_on_paths(
     supply_parts = option.supply
     if supply_parts is None or not supply_parts.has_resident:
         return None
+    if supply_parts.area:  # version 1.3: the area of each workload's load
+        load = LoadOnPaths(supply_parts.area, multiplier, supply_parts.area_hours)
+        return np.broadcast_to(load.supply(), (n_paths, horizon_months + 1))
     if multiplier is None:
         supply = supply_parts.free[np.newaxis, :]
         for work, resident in zip(supply_parts.busy, supply_parts.resident, strict=True):
@@ -186,12 +198,25 @@ class PathDemand:
         self._busy: dict[bytes, Array] = {}
         self._supply: dict[SupplyKey, Array] = {}
         self._bound: dict[SupplyKey, float] = {}
+        self._load: dict[int, tuple[tuple[WorkloadLoad, ...], LoadOnPaths]] = {}
         # The largest multiplier, where every multiplier is a finite number >= 0 (see bound).
         self._top: Array | None = None
         if multiplier is not None and multiplier.size:
             top = float(np.max(multiplier))
             if math.isfinite(top) and float(np.min(multiplier)) >= 0.0:
                 self._top = np.array([top])
+
+    def load(self, option: OptionPlan, hours_per_month: float) -> LoadOnPaths | None:
+        """The option's workloads on the paths (version 1.3), shared by the options whose
+        loads are the same objects; None without workloads of its own."""
+        if not option.load:
+            return None
+        key = id(option.load)
+        found = self._load.get(key)
+        if found is None or found[0] is not option.load:
+            found = (option.load, LoadOnPaths(option.load, self.multiplier, hours_per_month))
+            self._load[key] = found
+        return found[1]
 
     def busy(self, option: OptionPlan) -> Array:
         """``busy_o`` on the paths: :func:`busy_on_paths`."""
@@ -358,14 +383,18 @@ def plan_build(inputs: Mapping[str, Any], gpus: GpuTable) -> Plan:
     )
     errors: list[FieldError] = []
     options: list[OptionPlan] = []
+    mixes: list[int] = []
     for index, option in enumerate(document["options"]):
         if option["type"] == "api":
             options.append(_api_plan(index, option, workloads, demands, horizon, hours))
             continue
+        if option["type"] == "mix":  # version 1.3: built once its members are
+            mixes.append(index)
+            continue
         built = _gpu_option_parts(index, option, workloads, demands, gpus, hours, horizon, errors)
         if built is None:
             continue
-        busy, peak, supply, goodput, option_warnings = built
+        busy, peak, supply, goodput, option_warnings, loads = built
         try:
             plan = _option_plan(
                 index,
@@ -378,12 +407,28 @@ def plan_build(inputs: Mapping[str, Any], gpus: GpuTable) -> Plan:
                 option_warnings,
                 supply=supply,
                 goodput=goodput,
+                load=loads,
             )
         except ScenarioError:
             raise
         except (ArithmeticError, ValueError):  # a figure beyond any float (int(inf), exp overflow)
             raise _scenario_error(f"options[{index}]", TOO_LARGE_MESSAGE) from None
         options.append(plan)
+    for index in mixes:
+        option = document["options"][index]
+        built = _gpu_option_parts(index, option, workloads, demands, gpus, hours, horizon, errors)
+        if built is None or errors:
+            continue
+        busy, peak, supply, goodput, option_warnings, loads = built
+        try:
+            options.append(
+                _mix_plan(
+                    index, option, document, busy, peak, supply, goodput, option_warnings, loads
+                )
+            )
+        except (ArithmeticError, ValueError):
+            raise _scenario_error(f"options[{index}]", TOO_LARGE_MESSAGE) from None
+    options.sort(key=lambda plan: plan.index)
     if errors:
         raise ScenarioError(errors)
     baseline_name = document.get("baseline") or document["options"][0]["name"]
@@ -397,6 +442,77 @@ def plan_build(inputs: Mapping[str, Any], gpus: GpuTable) -> Plan:
         inputs=document,
         gpus={slug: GpuFigures(**gpus[slug]) for slug in dict.fromkeys(used_slugs)},
         tokens_per_month=tokens,
+    )
+
+
+def _mix_plan(
+    index: int,
+    option: dict[str, Any],
+    document: Mapping[str, Any],
+    busy: Array,
+    peak: Array,
+    supply: Supply,
+    goodput: float | None,
+    warnings: list[str],
+    loads: tuple[WorkloadLoad, ...],
+) -> OptionPlan:
+    """The plan of a ``mix`` option (version 1.3): its own work on its GPU, its layers at their
+    sizes in the mix (each layer's ``size`` filled in from its option where the mix gives none)."""
+    horizon = int(document["horizon_months"])
+    hours = float(document["hours_per_month"])
+    by_name = {str(o["name"]): o for o in document["options"]}
+    for entry in option["layers"]:
+        if entry.get("size") is None:
+            member = by_name[str(entry["option"])]
+            field = "committed_gpus" if member["type"] == "cloud" else "servers"
+            entry["size"] = int(member[field])
+    terms = mix_terms(
+        option, document["options"], horizon, hours, float(document["egress_tb_per_month"])
+    )
+    return mix_option_plan(
+        index, option, terms, busy, peak, supply, goodput, warnings, loads, hours
+    )
+
+
+def mix_option_plan(
+    index: int,
+    option: Mapping[str, Any],
+    terms: MixTerms,
+    busy: Array,
+    peak: Array,
+    supply: Supply,
+    goodput: float | None,
+    warnings: Iterable[str],
+    loads: tuple[WorkloadLoad, ...],
+    hours: float,
+) -> OptionPlan:
+    """A mix's :class:`OptionPlan` with ``terms`` (its layers at their sizes)."""
+    horizon = len(busy)
+    fixed_costs = mix_fixed_costs(terms, horizon)
+    return OptionPlan(
+        index=index,
+        name=str(option["name"]),
+        type="mix",
+        billing=None,
+        scaling=None,
+        gpu=str(option["gpu"]),
+        busy_gpu_hours=busy,
+        peak_gpus=peak,
+        provisioned_gpus=int(terms.provisioned_gpus),
+        capacity_gpu_hours_per_month=terms.provisioned_gpus * hours,
+        in_service=np.ones(horizon, dtype=bool),
+        rates=terms,
+        busy_with_month_zero=_with_month_zero(busy),
+        peak_with_month_zero=_with_month_zero(peak),
+        busy_abs_max_gpu_hours=float(np.max(np.abs(busy), initial=0.0)),
+        trend=None,
+        fixed_costs=fixed_costs,
+        fixed_usd=_sum_months(fixed_costs.values(), horizon),
+        warnings=tuple(warnings),
+        supply=supply,
+        goodput=goodput,
+        load=loads,
+        mix=terms,
     )
 
 
@@ -449,7 +565,7 @@ def _gpu_option_parts(
     hours: float,
     horizon: int,
     errors: list[FieldError],
-) -> tuple[Array, Array, Supply, float | None, list[str]] | None:
+) -> tuple[Array, Array, Supply, float | None, list[str], tuple[WorkloadLoad, ...]] | None:
     """``busy_o``, ``peak_o``, ``supply_o`` and the goodput figure of a GPU option; None (with
     the problems added to ``errors``) where a training workload's goodput falls below 0.1."""
     option_gpu = str(option["gpu"])
@@ -465,6 +581,8 @@ def _gpu_option_parts(
     training_stretched = 0.0
     failed = False
     option_warnings: list[str] = []
+    loads: list[WorkloadLoad] = []
+    area = False
     for w, (workload, demand) in enumerate(zip(workloads, demands, strict=True)):
         try:
             ratio = dm.speed_ratio(
@@ -474,6 +592,21 @@ def _gpu_option_parts(
                 option_gpu,
                 gpus[option_gpu],
             )
+            if demand.prefill_busy_gpu_hours is not None and workload_gpu_differs(
+                workload, option_gpu
+            ):
+                # version 1.3: prefill converts with the steady work's ratio (an error where
+                # either GPU has neither a bf16 nor an fp16 figure), decode with the bandwidth
+                # ratio; the converted demand is read at r = 1
+                prefill = dm.speed_ratio(
+                    {"type": "steady", "name": workload["name"]},
+                    _workload_gpu(workload),
+                    gpus[_workload_gpu(workload)],
+                    option_gpu,
+                    gpus[option_gpu],
+                )
+                demand = dm.converted_demand(demand, ratio.ratio, prefill.ratio)
+                ratio = dm.SpeedRatio(1.0, ratio.warning)
         except ValueError as exc:
             raise _scenario_error(f"options[{index}].gpu", str(exc)) from None
         if ratio.warning is not None:
@@ -514,6 +647,10 @@ def _gpu_option_parts(
         work = dm.option_busy_contribution(demand, ratio.ratio, throughput, goodput)
         busy_parts.append(work)
         resident = dm.resident_gpus(workload, fit)
+        load = _workload_load(workload, demand, work, ratio.ratio, throughput, fit, resident, hours)
+        loads.append(load)
+        if load.kind == "inference" and resident > 0.0 and not load.statically_flat(hours):
+            area = True
         peak_parts.append(
             dm.option_peak_contribution(
                 demand,
@@ -558,13 +695,54 @@ def _gpu_option_parts(
         busy=tuple(_with_month_zero(part) for part in resident_busy),
         resident=tuple(_with_month_zero(part) for part in resident_hours),
         months=supply_months,
+        area=tuple(loads) if area else (),
+        area_hours=hours,
     )
+    if area:  # version 1.3: the area of each workload's load
+        supply = dataclasses.replace(supply, months=LoadOnPaths(loads, None, hours).supply()[0, 1:])
     goodput_figure: float | None = None
     if training_work > 0.0:
         goodput_figure = (
             1.0 if training_stretched == training_work else training_work / training_stretched
         )
-    return busy, peak, supply, goodput_figure, option_warnings
+    return busy, peak, supply, goodput_figure, option_warnings, tuple(loads)
+
+
+def workload_gpu_differs(workload: Mapping[str, Any], option_gpu: str) -> bool:
+    """True when the workload is measured on another GPU than the option's."""
+    return _workload_gpu(workload) != option_gpu
+
+
+def _workload_load(
+    workload: Mapping[str, Any],
+    demand: dm.WorkloadDemand,
+    work: Array,
+    ratio: float,
+    throughput: float,
+    fit: float,
+    resident: float,
+    hours: float,
+) -> WorkloadLoad:
+    """One workload's load on an option (version 1.3, the busiest hours): its work ``busy × r /
+    (t × g)`` and the unit, replicas and busiest hours that shape it."""
+    kind = str(workload["type"])
+    active = _with_month_zero(demand.active.astype(np.float64)) > 0.0
+    if kind == "training":
+        cluster = float(workload.get("cluster_gpus") or 0)
+        unit = max(float(ceil_tolerant(cluster * ratio / throughput)), fit)
+        return WorkloadLoad(kind, _with_month_zero(work), unit, active)
+    if kind == "inference":
+        busiest = float(workload["peak_hours_per_day"]) * hours / 24.0
+        return WorkloadLoad(
+            kind,
+            _with_month_zero(work),
+            fit,
+            active,
+            peak_to_average=float(workload["peak_to_average"]),
+            peak_hours=busiest,
+            resident=resident,
+        )
+    return WorkloadLoad(kind, _with_month_zero(work), 0.0, active)
 
 
 def _option_plan(
@@ -579,6 +757,7 @@ def _option_plan(
     *,
     supply: Supply | None = None,
     goodput: float | None = None,
+    load: tuple[WorkloadLoad, ...] = (),
 ) -> OptionPlan:
     """Size and price one option; fills ``committed_gpus``, ``term_months``, ``servers`` in ``option``.
 
@@ -602,7 +781,7 @@ def _option_plan(
         if rates.billing == "committed":
             provisioned = rates.committed_gpus
             capacity = provisioned * hours
-            _check_commitment(index, rates, supply.months, capacity)
+            _check_commitment(index, rates, supply.months, capacity, load, hours)
     elif kind in ("dedicated", "on_prem"):
         if option.get("servers") is None:
             per_server = int(option["gpus_per_server"])
@@ -645,6 +824,7 @@ def _option_plan(
         warnings=tuple(warnings),
         supply=supply,
         goodput=goodput,
+        load=load,
     )
 
 
@@ -667,18 +847,52 @@ def _sum_months(months: Iterable[Array], horizon: int) -> Array:
     return total
 
 
-def _check_commitment(index: int, rates: CloudRates, supply: Array, capacity: float) -> None:
-    """``supply_o`` beyond the commitment needs an on-demand rate: else a demand-stage
-    ScenarioError at ``committed_gpus`` (version 1.2: resident replicas count)."""
-    overflow = dm.excess_gpu_hours(supply, capacity) > 0.0
-    if rates.on_demand_usd_per_gpu_hour is None and bool(np.any(overflow)):
+def _check_commitment(
+    index: int,
+    rates: CloudRates,
+    supply: Array,
+    capacity: float,
+    load: tuple[WorkloadLoad, ...] = (),
+    hours: float = 730.0,
+) -> None:
+    """Work beyond the commitment, ``over(committed_gpus)`` (version 1.3; version 1.2 ``supply_o``
+    beyond it), needs an on-demand rate: else a demand-stage ScenarioError at ``committed_gpus``
+    (resident replicas count)."""
+    if rates.on_demand_usd_per_gpu_hour is not None:
+        return
+    beyond = capacity_over(load, None, float(rates.committed_gpus), hours)
+    if beyond is None:
+        over = dm.excess_gpu_hours(supply, capacity)
+    else:
+        over = dm.counted_over(beyond[0, 1:], capacity)
+    overflow = over > 0.0
+    if bool(np.any(overflow)):
         month = int(np.argmax(overflow)) + 1
         raise _scenario_error(
             f"options[{index}].committed_gpus",
-            f"the GPU-hours it must provide ({supply[month - 1]:.6g} in month {month}, work and "
-            f"resident replicas) exceed the commitment of {rates.committed_gpus} GPUs; give an "
-            "on_demand_usd_per_gpu_hour for the overflow or commit to more GPUs",
+            f"the GPU-hours it cannot serve ({over[month - 1]:.6g} in month {month}, at its "
+            f"busiest hours, work and resident replicas) exceed the commitment of "
+            f"{rates.committed_gpus} GPUs; give an on_demand_usd_per_gpu_hour for the overflow "
+            "or commit to more GPUs",
         )
+
+
+def capacity_over(
+    loads: tuple[WorkloadLoad, ...],
+    multiplier: Array | None,
+    capacity_gpus: float,
+    hours: float,
+    on_paths: LoadOnPaths | None = None,
+) -> Array | None:
+    """``over(C)`` [GPU-h/month] on the paths of ``multiplier`` (months ``0 … H``), or None where
+    version 1.2's rule gives it (every load flat, no unit above ``C``): the caller then takes
+    ``supply_o`` beyond ``C × hours_per_month`` as version 1.2 did, bit for bit."""
+    if not loads:
+        return None
+    load = LoadOnPaths(loads, multiplier, hours) if on_paths is None else on_paths
+    if load.flat(capacity_gpus):
+        return None
+    return load.over(capacity_gpus)
 
 
 def _with_month_zero(months: Array) -> Array:
@@ -730,8 +944,8 @@ def option_path_costs(
         supply = demand.supply(option)
     else:  # never read (reads_supply): NaN would show in the costs if it were
         supply = np.broadcast_to(np.nan, (n_paths, horizon_months + 1))
-    # Only the on-prem load takes busy_o: the other types need not compute it.
-    busy = demand.busy(option) if isinstance(option.rates, OnPremRates) else None
+    # Only the on-prem load (and a mix's) takes busy_o: the other types need not compute it.
+    busy = demand.busy(option) if isinstance(option.rates, OnPremRates | MixTerms) else None
     return gpu_option_path_costs(
         option,
         futures,
@@ -741,6 +955,7 @@ def option_path_costs(
         horizon_months,
         cloud_trend=cloud_trend,
         supply_bound=bound,
+        load=demand.load(option, hours_per_month),
     )
 
 
@@ -764,10 +979,27 @@ def gpu_option_path_costs(
     cloud_trend: Array | None,
     supply_bound: float,
     renewal: Array | None = None,
+    load: LoadOnPaths | None = None,
 ) -> tuple[dict[str, Array], Array]:
     """A GPU option's path-dependent categories and shortfall on ``busy_o`` and ``supply_o``
     ``(P, H + 1)``: every cost takes ``supply_o``, the on-prem load ``u[m]`` takes ``busy_o``
-    (which may be None for the other types)."""
+    (which may be None for the other types). ``load``: the option's workloads on these paths
+    (version 1.3), from which a fixed capacity's ``over(C)`` is taken where the busiest hours
+    make it differ from version 1.2's rule."""
+    if option.mix is not None:
+        from .mix import mix_path_costs  # the mix prices its members' rules
+
+        return mix_path_costs(
+            option, futures, busy, supply, hours_per_month, horizon_months, load, cloud_trend
+        )
+    over = None
+    capacity_gpus = fixed_capacity_gpus(option.rates)
+    if (
+        load is not None
+        and capacity_gpus is not None
+        and not within_capacity_hours(option, load, capacity_gpus, supply_bound, hours_per_month)
+    ):
+        over = capacity_over(option.load, None, capacity_gpus, hours_per_month, on_paths=load)
     if isinstance(option.rates, CloudRates):
         return cloud_path_costs(
             option.rates,
@@ -780,10 +1012,15 @@ def gpu_option_path_costs(
             trend=option.trend if cloud_trend is None else cloud_trend,
             busy_bound_gpu_hours=supply_bound,
             renewal=renewal,
+            over_gpu_hours=over,
         )
     if isinstance(option.rates, DedicatedRates):
         return dedicated_path_costs(
-            option.rates, supply, hours_per_month, busy_bound_gpu_hours=supply_bound
+            option.rates,
+            supply,
+            hours_per_month,
+            busy_bound_gpu_hours=supply_bound,
+            over_gpu_hours=over,
         )
     assert isinstance(option.rates, OnPremRates)
     if busy is None:
@@ -796,7 +1033,41 @@ def gpu_option_path_costs(
         futures.usd_per_kwh_multiplier,
         busy_bound_gpu_hours=supply_bound,
         supply_gpu_hours=supply,
+        over_gpu_hours=over,
     )
+
+
+def fixed_capacity_gpus(rates: Rates) -> float | None:
+    """A fixed capacity's ``C`` in service [GPUs]: committed GPUs, or servers × GPUs per server;
+    None for on-demand, spot and api."""
+    if isinstance(rates, CloudRates):
+        return float(rates.committed_gpus) if rates.billing == "committed" else None
+    if isinstance(rates, DedicatedRates | OnPremRates):
+        return float(rates.servers * rates.gpus_per_server)
+    return None
+
+
+def within_capacity_hours(
+    option: OptionPlan,
+    load: LoadOnPaths,
+    capacity_gpus: float,
+    supply_bound_gpu_hours: float,
+    hours_per_month: float,
+) -> bool:
+    """True when ``over(C)`` is nothing on every path, judged without it: the version 1.2 rule
+    holds (every load flat, no unit above ``C``) and ``supply_o`` stays within ``C × hours``, or
+    the load at the largest multiplier never rises above ``C`` (:func:`~costapp.tco.load.load_holds`)."""
+    capacity = capacity_gpus * hours_per_month
+    tolerance = CEIL_TOLERANCE * max(1.0, abs(capacity))
+    if load.flat(capacity_gpus):
+        return True  # the callee judges supply_o against the capacity as version 1.2 did
+    multiplier = load.multiplier
+    top = None if multiplier is None else float(np.max(multiplier, initial=0.0))
+    if multiplier is not None and not (
+        math.isfinite(top or 0.0) and float(np.min(multiplier, initial=0.0)) >= 0.0
+    ):
+        return False
+    return load_holds(option.load, top, capacity_gpus, hours_per_month, tolerance)
 
 
 def plan_cost(plan: Plan, futures: Futures, n_paths: int, *, categories: bool = False) -> PathCosts:
@@ -855,3 +1126,22 @@ def plan_cost(plan: Plan, futures: Futures, n_paths: int, *, categories: bool = 
         shortfall_gpu_hours=shortfall,
         breakdown_usd=breakdown,
     )
+
+
+def capacity_done(plan: Plan, option: OptionPlan, scales: Array | None) -> Array | None:
+    """``done(C)`` of a fixed-capacity option [GPU-h/month], months ``1 … H``, one row per demand
+    scale of ``scales`` ``(S,)`` (one row at the document's own demand when None); None where it
+    is version 1.2's ``min(busy_o, capacity)`` (every load flat, no unit above ``C``, no idle
+    replicas)."""
+    capacity_gpus = fixed_capacity_gpus(option.rates)
+    if capacity_gpus is None or not option.load:
+        return None
+    hours = plan.hours_per_month
+    rows = 1 if scales is None else len(scales)
+    over = capacity_over(option.load, scales, capacity_gpus, hours)
+    busy, supply = supply_on_paths(option, scales, rows, plan.horizon_months)
+    if over is None:
+        if option.supply is None or not option.supply.has_resident:
+            return None
+        over = np.maximum(supply - capacity_gpus * hours, 0.0)
+    return np.asarray(done_gpu_hours(busy, supply, over)[:, 1:], dtype=np.float64)

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .demand import excess_gpu_hours, within_capacity
+from .demand import counted_over, excess_gpu_hours, within_capacity
 from .egress import overage_egress_usd
 from .finance import at_month, every_month
 
@@ -77,15 +77,25 @@ def dedicated_path_costs(
     hours_per_month: float,
     *,
     busy_bound_gpu_hours: float | None = None,
+    over_gpu_hours: Array | None = None,
 ) -> tuple[dict[str, Array], Array]:
     """``burst`` [USD/month] when there is work beyond the servers and a burst rate, and
     shortfall per path [GPU-h].
+
+    ``over_gpu_hours`` (version 1.3): ``over(servers × gpus_per_server)`` [GPU-h/month] where
+    the busiest hours make it differ from version 1.2's rule; None takes ``busy_gpu_hours``
+    (``supply_o``) beyond the servers, as version 1.2 did.
 
     ``busy_gpu_hours``: ``(P, H + 1)``; ``busy_bound_gpu_hours``: an upper bound of its absolute
     values [GPU-h/month] (computed when None); within capacity there is neither burst nor
     shortfall, and nothing is computed over paths and months.
     """
     capacity = capacity_gpu_hours(rates.servers, rates.gpus_per_server, hours_per_month)
+    if over_gpu_hours is not None:
+        burst, shortfall = burst_or_shortfall(
+            counted_over(over_gpu_hours, capacity), rates.burst_usd_per_gpu_hour
+        )
+        return ({} if burst is None else {"burst": burst}), shortfall
     if busy_bound_gpu_hours is None:
         busy_bound_gpu_hours = float(np.max(np.abs(busy_gpu_hours), initial=0.0))
     if servers_hold(rates, busy_bound_gpu_hours, hours_per_month):

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from .finance import CEIL_TOLERANCE, ceil_tolerant
 from .types import GpuFigures, gpu_figure
@@ -31,6 +31,8 @@ TOKENS_PER_BILLION = 1e9
 DECODE_CONCURRENT_SEQUENCES = 32  # sequences decoded at once in the throughput estimate
 DECODE_FLOPS_PER_PARAM_TOKEN = 2.0  # one multiply-add per parameter per generated token
 DECODE_COMPUTE_SHARE = 0.5  # share of peak compute decoding reaches at best
+PREFILL_COMPUTE_SHARE = 0.5  # version 1.3: share of peak compute prompt reading reaches
+PREFILL_FLOPS_PER_PARAM_TOKEN = 2.0  # one multiply-add per parameter per prompt token
 TFLOPS = 1e12  # FLOP/s per TFLOPS
 BYTES_PER_SECOND_PER_TB_S = 1e12
 
@@ -75,14 +77,39 @@ def estimate_tokens_per_second_per_gpu(params_billion: float, figures: GpuFigure
     return min(candidates) if candidates else None
 
 
+def estimate_prefill_tokens_per_second_per_gpu(
+    params_billion: float, figures: GpuFigures
+) -> float | None:
+    """Prompt tokens read a second on one GPU [tokens/s] (version 1.3, "Workloads": the prefill
+    estimate): compute-bound reading at half the peak, ``0.5 × bf16_tflops × 1e12 / (2 × params)``
+    with ``params = params_billion × 1e9`` (the fp16 figure where the GPU has no bf16 figure).
+    ``None`` when ``params_billion`` is not above 0 or the GPU has neither figure."""
+    params = params_billion * PARAMS_PER_BILLION
+    if not params > 0:
+        return None
+    tflops = figures.get("bf16_dense_tflops") or figures.get("fp16_dense_tflops")
+    if not tflops:
+        return None
+    return PREFILL_COMPUTE_SHARE * tflops * TFLOPS / (PREFILL_FLOPS_PER_PARAM_TOKEN * params)
+
+
 @dataclass(frozen=True, eq=False)
 class WorkloadDemand:
-    """One workload's demand, months ``1 … H`` (shape ``(H,)``)."""
+    """One workload's demand, months ``1 … H`` (shape ``(H,)``).
+
+    An inference workload that reads prompt tokens (version 1.3) also keeps its prefill part
+    apart: ``prefill_busy_gpu_hours`` and ``prefill_need_gpus`` are the part of ``busy`` and
+    ``need`` spent reading prompts (None without prompts), converted to another GPU with the
+    steady work's ratio while the rest (decode) converts with the bandwidth ratio."""
 
     busy_gpu_hours: Array  # [GPU-h on the workload's GPU]
     need_gpus: Array  # [GPUs, real]
     active: NDArray[np.bool_]  # months the workload runs
     growth: Array | None = None  # f[m] [dimensionless], 0 outside the active months
+    prefill_busy_gpu_hours: Array | None = None  # version 1.3 [GPU-h]; None: no prompts
+    prefill_need_gpus: Array | None = None  # version 1.3 [GPUs]
+    decode_busy_gpu_hours: Array | None = None  # version 1.3 [GPU-h]; with the prefill part
+    decode_need_gpus: Array | None = None  # version 1.3 [GPUs]
 
 
 def growth_factor(
@@ -222,9 +249,48 @@ def workload_demand(
             float(workload["tokens_per_second_per_gpu"]),
             growth,
         )
+        prompts = float(workload.get("input_tokens_per_output_token") or 0.0)
+        if prompts > 0.0:
+            # version 1.3: prefill = x × i / prefill_tokens_per_second_per_gpu GPUs busy on
+            # average; busy and need are decode + prefill
+            prompt_rate = float(workload["tokens_per_second"]) * prompts
+            prefill_rate = float(workload["prefill_tokens_per_second_per_gpu"])
+            prefill_busy = inference_busy_gpu_hours(
+                prompt_rate, prefill_rate, growth, hours_per_month
+            )
+            prefill_need = inference_need_gpus(
+                prompt_rate, float(workload["peak_to_average"]), prefill_rate, growth
+            )
+            return WorkloadDemand(
+                busy_gpu_hours=busy + prefill_busy,
+                need_gpus=need + prefill_need,
+                active=active,
+                growth=growth,
+                prefill_busy_gpu_hours=prefill_busy,
+                prefill_need_gpus=prefill_need,
+                decode_busy_gpu_hours=busy,
+                decode_need_gpus=need,
+            )
     else:
         raise ValueError(f"unknown workload type {kind!r}")
     return WorkloadDemand(busy_gpu_hours=busy, need_gpus=need, active=active, growth=growth)
+
+
+def converted_demand(
+    demand: WorkloadDemand, decode_ratio: float, prefill_ratio: float
+) -> WorkloadDemand:
+    """An inference workload's demand on another GPU, as the option's own (version 1.3, "From a
+    workload to an option"): ``busy × r`` is ``decode × r_bandwidth + prefill × r_tflops`` (times
+    ``hours_per_month``), and ``need × r`` likewise; the result is read with ``r = 1``."""
+    assert demand.prefill_busy_gpu_hours is not None and demand.prefill_need_gpus is not None
+    assert demand.decode_busy_gpu_hours is not None and demand.decode_need_gpus is not None
+    decode_busy, decode_need = demand.decode_busy_gpu_hours, demand.decode_need_gpus
+    return WorkloadDemand(
+        busy_gpu_hours=decode_busy * decode_ratio + demand.prefill_busy_gpu_hours * prefill_ratio,
+        need_gpus=decode_need * decode_ratio + demand.prefill_need_gpus * prefill_ratio,
+        active=demand.active,
+        growth=demand.growth,
+    )
 
 
 def fit_gpus(workload: Mapping[str, Any], option_gpu: GpuFigures) -> float:
@@ -425,3 +491,10 @@ def within_capacity(busy_bound_gpu_hours: float, capacity_gpu_hours: float) -> b
     """
     excess = busy_bound_gpu_hours - capacity_gpu_hours
     return bool(excess <= CEIL_TOLERANCE * max(1.0, abs(capacity_gpu_hours)))
+
+
+def counted_over(over_gpu_hours: Array, capacity_gpu_hours: ArrayLike) -> Array:
+    """``over(C)`` as it counts (version 1.3, "Fixed capacity"): only where it exceeds ``1e-9 ×
+    max(1, C × hours_per_month)`` GPU-hours; less is float noise and counts as none."""
+    tolerance = CEIL_TOLERANCE * np.maximum(1.0, np.abs(np.asarray(capacity_gpu_hours)))
+    return np.where(over_gpu_hours > tolerance, over_gpu_hours, 0.0)

@@ -22,6 +22,7 @@ from .core import (
     OptionPlan,
     PathCosts,
     Plan,
+    capacity_done,
     plan_build,
     plan_cost,
     supply_on_paths,
@@ -30,7 +31,7 @@ from .errors import FieldError, ScenarioError
 from .types import GpuTable
 from .validation import normalize
 
-ENGINE_VERSION = "1.2.0"
+ENGINE_VERSION = "1.3.0"
 
 BREAK_EVEN_GRID_POINTS = 4096
 """Samples of ``s`` in ``[0, s_cap]`` used to bracket the smallest break-even scale."""
@@ -267,6 +268,10 @@ def option_results(plan: Plan, costs: PathCosts) -> list[dict[str, Any]]:
                 "warnings": warnings,
             }
         )
+        if option.mix is not None:  # version 1.3
+            from .mix import mix_layers_result
+
+            out[-1]["layers"] = mix_layers_result(plan, option)
     return out
 
 
@@ -288,6 +293,13 @@ def utilization_at(plan: Plan, option: OptionPlan, scales: np.ndarray | None = N
         supply = None
         if option.supply is not None and option.supply.has_resident:
             supply = supply_on_paths(option, scales, len(scales), plan.horizon_months)[1][:, 1:]
+    if option.mix is not None:
+        from .mix import mix_utilization
+
+        return mix_utilization(plan, option, scales)
+    done = capacity_done(plan, option, scales)
+    if done is not None and scales is None:
+        done = done[0]
     return rs.average_utilization(
         busy,
         option.peak_gpus,
@@ -296,6 +308,7 @@ def utilization_at(plan: Plan, option: OptionPlan, scales: np.ndarray | None = N
         option.in_service,
         option.scaling,
         supply,
+        done,
     )
 
 
@@ -308,7 +321,9 @@ def break_even_utilization(plan: Plan, index: int, total_usd: float | None = Non
     if scale is None:
         return None
     option = plan.options[index]
-    # only options with a fixed capacity have a break-even scale: their utilization takes busy_o
+    # only options with a fixed capacity have a break-even scale: their utilization takes
+    # done(C) at that scale (version 1.3; busy_o where the load is flat and all work)
+    done = capacity_done(plan, option, np.array([scale]))
     return float(
         rs.average_utilization(
             scale * option.busy_gpu_hours,
@@ -317,6 +332,8 @@ def break_even_utilization(plan: Plan, index: int, total_usd: float | None = Non
             option.capacity_gpu_hours_per_month,
             option.in_service,
             option.scaling,
+            None,
+            None if done is None else done[0],
         )
     )
 
@@ -335,6 +352,8 @@ def break_even_scale(plan: Plan, index: int, total_usd: float | None = None) -> 
     """
     option = plan.options[index]
     capacity = option.capacity_gpu_hours_per_month
+    if option.mix is not None:  # version 1.3: a mix has no break-even utilization
+        return None
     if index == plan.baseline_index or capacity is None or capacity <= 0.0:
         return None
     if float(option.busy_gpu_hours.sum()) <= 0.0:

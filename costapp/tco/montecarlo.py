@@ -42,6 +42,7 @@ from numpy.typing import NDArray
 
 from . import schema
 from .core import Futures, Plan, plan_cost
+from .finance import ceil_tolerant
 from .payload import arrays_pack, arrays_unpack
 
 Array = NDArray[np.float64]
@@ -249,6 +250,7 @@ class Summary:
     probability_cheapest: Array
     mean_npv_usd: Array
     p90_npv_usd: Array
+    tail_npv_usd: Array  # version 1.3: the mean NPV of the worst paths
 
 
 def _kept_paths(block_index: int, n: int) -> int:
@@ -368,7 +370,7 @@ def running_sums_in_place(cumulative_usd: Array) -> None:
         np.add(cumulative_usd[:, month - 1], cumulative_usd[:, month], out=cumulative_usd[:, month])
 
 
-def blocks_merge(results: Sequence[BlockResults]) -> Summary:
+def blocks_merge(results: Sequence[BlockResults], *, tail_fraction: float = 0.1) -> Summary:
     """Merge the block results of a whole run (any grouping, any order) and summarise them.
 
     The blocks together must be ``0 … B - 1``, each exactly once, all full but the last. The
@@ -395,6 +397,7 @@ def blocks_merge(results: Sequence[BlockResults]) -> Summary:
         overwrite_input=owned,
         cumulative_percentiles_usd=cumulative_percentiles,
         cheapest_counts=counts,
+        tail_fraction=tail_fraction,
     )
 
 
@@ -452,6 +455,7 @@ def summarize(
     overwrite_input: bool = False,
     cumulative_percentiles_usd: Array | None = None,
     cheapest_counts: NDArray[np.int64] | None = None,
+    tail_fraction: float = 0.1,
 ) -> Summary:
     """Statistics of the per-path results of a whole run (arrays as in :class:`BlockResults`).
 
@@ -481,6 +485,7 @@ def summarize(
         cheapest_counts = _cheapest_counts(npv_usd, feasible)
     if cheapest_counts.shape != (n_options,):
         raise ValueError(f"cheapest_counts must be ({n_options},), got {cheapest_counts.shape}")
+    tail = tail_npv(npv_usd, tail_fraction)  # before the percentiles may reorder the rows
     mean_npv, p90_npv = npv_statistics(npv_usd, overwrite_input=overwrite_input)
     return Summary(
         paths=paths,
@@ -493,6 +498,7 @@ def summarize(
         probability_cheapest=cheapest_counts / paths,
         mean_npv_usd=mean_npv,
         p90_npv_usd=p90_npv,
+        tail_npv_usd=tail,
     )
 
 
@@ -708,6 +714,7 @@ def run(plan: Plan, simulation: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         results.feasible,
         results.cumulative_usd,
         overwrite_input=True,
+        tail_fraction=tail_fraction(simulation),
     )
     return summary_fields(plan, summary)
 
@@ -726,5 +733,24 @@ def summary_fields(plan: Plan, summary: Summary) -> dict[str, dict[str, Any]]:
             "probability_cheapest": float(summary.probability_cheapest[o]),
             "mean_npv_usd": float(summary.mean_npv_usd[o]),
             "p90_npv_usd": float(summary.p90_npv_usd[o]),
+            "tail_npv_usd": float(summary.tail_npv_usd[o]),
         }
     return fields
+
+
+def tail_fraction(simulation: Mapping[str, Any]) -> float:
+    """``simulation.tail_fraction`` (version 1.3, default 0.1)."""
+    value = simulation.get("tail_fraction")
+    return 0.1 if value is None else float(value)
+
+
+def tail_npv(npv_usd: Array, fraction: float) -> Array:
+    """``tail_npv_usd`` of each row of ``npv_usd`` (rows × paths) [USD] (version 1.3): the mean
+    NPV of the ``k = ceil(fraction × paths)`` paths with the highest NPV (``ceil`` with the
+    tolerance of Conventions, at least 1), summed from the highest down, divided by ``k``."""
+    paths = npv_usd.shape[-1]
+    if paths == 0:
+        raise ValueError("no paths to summarise")
+    k = min(paths, max(1, int(ceil_tolerant(fraction * paths))))
+    highest = -np.sort(-npv_usd, axis=-1)[..., :k]  # the highest first
+    return np.asarray(np.add.accumulate(highest, axis=-1)[..., -1] / k, dtype=np.float64)

@@ -15,8 +15,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from .cloud import paths_column
 from .dedicated import burst_or_shortfall, capacity_gpu_hours
-from .demand import excess_gpu_hours, within_capacity
+from .demand import counted_over, excess_gpu_hours, within_capacity
 from .finance import at_month, every_month, financing_schedule_usd
+from .load import done_gpu_hours
 
 Array = NDArray[np.float64]
 
@@ -158,8 +159,15 @@ def on_prem_path_costs(
     *,
     busy_bound_gpu_hours: float | None = None,
     supply_gpu_hours: Array | None = None,
+    over_gpu_hours: Array | None = None,
 ) -> tuple[dict[str, Array], Array]:
     """The categories that depend on the path [USD/month] and shortfall per path [GPU-h].
+
+    ``over_gpu_hours`` (version 1.3): ``over(servers × gpus_per_server)`` [GPU-h/month] where
+    the busiest hours make it differ from version 1.2's rule (None: ``supply_o`` beyond the
+    servers); the burst and shortfall in service take it, and the load ``u[m] = min(1, done(C)
+    / capacity)`` its ``done``. Without it, where ``supply_o`` holds idle replicas beyond the
+    servers, ``over`` is version 1.2's ``supply_o − capacity`` and the load its ``done`` too.
 
     ``supply_gpu_hours`` (version 1.2): ``supply_o`` ``(P, H + 1)``, what the bridge, the burst
     and the shortfall take (``busy_gpu_hours`` when None); the load ``u[m]`` takes ``busy_o``, and
@@ -178,17 +186,28 @@ def on_prem_path_costs(
     usd_per_kwh: ArrayLike = rates.usd_per_kwh
     if usd_per_kwh_multiplier is not None:
         usd_per_kwh = rates.usd_per_kwh * np.asarray(usd_per_kwh_multiplier, dtype=np.float64)
+    supply = busy_gpu_hours if supply_gpu_hours is None else supply_gpu_hours
+    if busy_bound_gpu_hours is None:
+        busy_bound_gpu_hours = float(np.max(np.abs(supply), initial=0.0))
+    if (
+        over_gpu_hours is None
+        and supply is not busy_gpu_hours
+        and not within_capacity(busy_bound_gpu_hours, capacity)
+    ):
+        over_gpu_hours = np.maximum(supply - capacity, 0.0)  # idle replicas beyond the servers
+    work = busy_gpu_hours
+    if over_gpu_hours is not None:
+        work = done_gpu_hours(busy_gpu_hours, supply, over_gpu_hours)
     power = power_usd(
         rates.servers,
         rates.server_kw,
         rates.idle_power_fraction,
-        load_fraction(busy_gpu_hours, capacity),
+        load_fraction(work, capacity),
         rates.pue,
         hours_per_month,
         usd_per_kwh,
     )
     power[..., :start] = 0.0  # no power before service (a fresh array)
-    supply = busy_gpu_hours if supply_gpu_hours is None else supply_gpu_hours
     costs: dict[str, Array] = {"power": power}
     shortfall = np.zeros(busy_gpu_hours.shape[:-1])
     if start > 1 and horizon_months >= 1:  # some month before service
@@ -197,9 +216,14 @@ def on_prem_path_costs(
             shortfall = shortfall + np.where(before, supply, 0.0).sum(axis=-1)
         else:
             costs["bridge"] = bridge_usd(supply, start, rates.bridge_usd_per_gpu_hour)
-    if busy_bound_gpu_hours is None:
-        busy_bound_gpu_hours = float(np.max(np.abs(supply), initial=0.0))
-    if not within_capacity(busy_bound_gpu_hours, capacity):
+    if over_gpu_hours is not None:
+        excess = np.array(counted_over(over_gpu_hours, capacity), dtype=np.float64)
+        excess[..., :start] = 0.0  # in service only
+        burst, burst_shortfall = burst_or_shortfall(excess, rates.burst_usd_per_gpu_hour)
+        if burst is not None:
+            costs["burst"] = burst
+        shortfall = shortfall + burst_shortfall
+    elif not within_capacity(busy_bound_gpu_hours, capacity):
         excess = excess_gpu_hours(supply, capacity)  # a fresh array
         excess[..., :start] = 0.0  # in service only
         burst, burst_shortfall = burst_or_shortfall(excess, rates.burst_usd_per_gpu_hour)

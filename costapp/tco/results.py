@@ -69,13 +69,15 @@ def average_utilization(
     in_service: NDArray[np.bool_],
     scaling: str | None,
     supply_gpu_hours: Array | None = None,
+    done_gpu_hours: Array | None = None,
 ) -> Array:
     """Average utilization [dimensionless] over the last (month) axis of ``busy_gpu_hours``.
 
     Elastic on-demand and spot: ``Σ busy_o / Σ supply_o`` (version 1.2; 1 where ``Σ supply_o``
     is 0, and 1 when ``supply_gpu_hours`` is None: no resident GPUs, ``supply_o = busy_o``). Fixed on-demand and spot: ``Σ busy_o / (Σ peak_o × hours)``.
-    Fixed capacity (``capacity_gpu_hours_per_month`` given): ``Σ min(busy_o, capacity) /
-    (capacity × months in service)`` over the months in service. 0 where there is no capacity.
+    Fixed capacity (``capacity_gpu_hours_per_month`` given): ``Σ done(C) / (capacity × months
+    in service)`` over the months in service, ``done_gpu_hours`` (version 1.3), or ``min(busy_o,
+    capacity)`` when it is None (version 1.2's rule, the same where the load is flat and all work). 0 where there is no capacity.
     ``busy_gpu_hours`` is ``(..., H)``; ``peak_gpus`` and ``in_service`` are ``(H,)``.
     """
     busy = np.asarray(busy_gpu_hours, dtype=np.float64)
@@ -95,7 +97,12 @@ def average_utilization(
     months = int(np.count_nonzero(in_service))
     if capacity_gpu_hours_per_month <= 0.0 or months == 0:
         return np.zeros(lead_shape)
-    used = np.where(in_service, np.minimum(busy, capacity_gpu_hours_per_month), 0.0)
+    # version 1.3: done(C) from the busiest hours where given; version 1.2's min(busy_o,
+    # capacity) where the load is flat and all work
+    done = (
+        np.minimum(busy, capacity_gpu_hours_per_month) if done_gpu_hours is None else done_gpu_hours
+    )
+    used = np.where(in_service, done, 0.0)
     return np.asarray(used.sum(axis=-1) / (capacity_gpu_hours_per_month * months), dtype=np.float64)
 
 

@@ -87,7 +87,7 @@ MAX_OPTIONS: Final = 50
 MAX_PATHS: Final = 100_000
 
 WORKLOAD_TYPES: Final = ("steady", "training", "inference")
-OPTION_TYPES: Final = ("cloud", "dedicated", "on_prem", "api")
+OPTION_TYPES: Final = ("cloud", "dedicated", "on_prem", "api", "mix")
 GPU_OPTION_TYPES: Final = ("cloud", "dedicated", "on_prem")
 """The option types that run work on GPUs of their own (``api`` buys tokens instead)."""
 BILLINGS: Final = ("on_demand", "committed", "spot")
@@ -106,7 +106,7 @@ def tflops_key(precision: str) -> str:
 TOP_LEVEL_FIELDS: Final[Mapping[str, FieldSpec]] = {
     "name": FieldSpec("text", required=True),
     "horizon_months": _whole(36, low=1, high=MAX_HORIZON_MONTHS),
-    "hours_per_month": _number(730.0, low_open=True),
+    "hours_per_month": _number(730.0, low=1),  # version 1.3: at least 1
     "discount_rate": _number(0.0),
     "egress_tb_per_month": _number(0.0),
     "baseline": FieldSpec("text"),  # default: the first option's name
@@ -154,6 +154,12 @@ WORKLOAD_TYPE_FIELDS: Final[Mapping[str, Mapping[str, FieldSpec]]] = {
         "input_tokens_per_output_token": _number(0.0),
         # version 1.2: replicas held ready whatever the traffic
         "min_replicas": _count(1),
+        # version 1.3: prompt tokens read a second on one GPU; filled in with the prefill
+        # estimate when absent and input_tokens_per_output_token > 0
+        "prefill_tokens_per_second_per_gpu": _number(low_open=True),
+        # version 1.3: the hours of each day the traffic stands at its peak; default
+        # min(4, 24 / peak_to_average)
+        "peak_hours_per_day": _number(low_open=True, high=24),
     },
 }
 
@@ -316,11 +322,32 @@ REQUIRED_UNLESS_REFERENCED: Final[Mapping[str, tuple[str, ...]]] = {
 }
 """Fields an option must give unless its ``offer`` or ``quote`` supplies them."""
 
+MAX_MIX_LAYERS: Final = 3
+"""Version 1.3: a mix holds 1 to this many layers."""
+
+MIX_FIELDS: Final[Mapping[str, FieldSpec]] = {
+    "layers": FieldSpec("list", required=True),  # 1 … 3 names or {"option", "size"}
+    "rest": FieldSpec("text"),  # an elastic on-demand or spot cloud option's name
+    "gpu_mtbf_hours": _number(low_open=True),
+    "egress_usd_per_gb": _number(),
+    "egress_tiers": FieldSpec("list"),
+    "egress_provider": FieldSpec("text"),  # resolved into egress_tiers, never normalised
+}
+"""Version 1.3: one plan made of other options of the document (besides ``type``, ``name``,
+``gpu`` and ``throughput_factor``)."""
+
+MIX_LAYER_FIELDS: Final[Mapping[str, FieldSpec]] = {
+    "option": FieldSpec("text", required=True),
+    "size": _count(),  # None: the option's own committed_gpus or servers
+}
+"""Version 1.3: a layer written as an object."""
+
 OPTION_TYPE_FIELDS: Final[Mapping[str, Mapping[str, FieldSpec]]] = {
     "cloud": CLOUD_FIELDS,
     "dedicated": DEDICATED_FIELDS,
     "on_prem": ON_PREM_FIELDS,
     "api": API_FIELDS,
+    "mix": MIX_FIELDS,
 }
 
 # --- simulation --------------------------------------------------------------------------------
@@ -328,6 +355,7 @@ OPTION_TYPE_FIELDS: Final[Mapping[str, Mapping[str, FieldSpec]]] = {
 SIMULATION_FIELDS: Final[Mapping[str, FieldSpec]] = {
     "paths": _whole(0, high=MAX_PATHS),
     "seed": _whole(0),
+    "tail_fraction": _fraction(0.1, low_open=True),  # version 1.3: the worst paths' share
 }
 
 SIMULATED_QUANTITIES: Final = (
@@ -353,17 +381,17 @@ SIMULATED_CLIP_LOW: Final[Mapping[str, float]] = {
 
 DISTRIBUTION_FIELDS: Final[Mapping[str, Mapping[str, FieldSpec]]] = {
     "triangular": {
-        "low": _number(required=True, low=None),
-        "mode": _number(required=True, low=None),
-        "high": _number(required=True, low=None),
+        "low": _number(required=True, low=-MAX_NUMBER),
+        "mode": _number(required=True, low=-MAX_NUMBER),
+        "high": _number(required=True, low=-MAX_NUMBER),
     },
     "normal": {
-        "mean": _number(required=True, low=None),
+        "mean": _number(required=True, low=-MAX_NUMBER),
         "sd": _number(required=True),
     },
     "uniform": {
-        "low": _number(required=True, low=None),
-        "high": _number(required=True, low=None),
+        "low": _number(required=True, low=-MAX_NUMBER),
+        "high": _number(required=True, low=-MAX_NUMBER),
     },
 }
 
@@ -374,13 +402,21 @@ MAX_SWEEP_CANDIDATES: Final = 1000
 MAX_SWEEP_WORK: Final = 20_000_000
 """At most this many candidates × max(paths, 1), summed over the sweeps."""
 
-OBJECTIVES: Final = ("npv", "mean_npv", "p90_npv")
+OBJECTIVES: Final = ("npv", "mean_npv", "p90_npv", "tail_npv")
 
 SWEEP_FIELDS: Final[Mapping[str, FieldSpec]] = {
     "option": FieldSpec("text", required=True),
-    "min": _whole(required=True),
-    "max": _whole(required=True),
+    "min": _whole(),  # required, except for a mix (version 1.3), which gives layers
+    "max": _whole(),
+    "layers": FieldSpec("list"),  # version 1.3: one {"min", "max", "step"} per layer of a mix
     "step": _whole(1, low=1),
     "objective": _choice(None, *OBJECTIVES),  # default: mean_npv with a simulation, else npv
     "max_shortfall_probability": _fraction(0.0),
 }
+
+SWEEP_LAYER_FIELDS: Final[Mapping[str, FieldSpec]] = {
+    "min": _whole(required=True),
+    "max": _whole(required=True),
+    "step": _whole(1, low=1),
+}
+"""Version 1.3: one layer's range in a mix's joint sizing."""

@@ -42,6 +42,7 @@ Units: money in USD; sizes in GPUs (``committed_gpus``) or servers (``servers``)
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -57,10 +58,13 @@ from .core import (
     Plan,
     _option_plan,
     gpu_option_path_costs,
+    mix_option_plan,
     supply_bound,
     supply_on_paths,
 )
 from .finance import renewal_factor, single_term, trend_factor
+from .load import LoadOnPaths
+from .mix import mix_terms
 from .payload import arrays_pack, arrays_unpack
 
 Array = NDArray[np.float64]
@@ -110,6 +114,7 @@ SWEPT_FIELDS: Mapping[str, str] = {
     "committed": "committed_gpus",
     "dedicated": "servers",
     "on_prem": "servers",
+    "mix": "layers",  # version 1.3: every layer's size, jointly
 }
 """The field a sweep sets, by option kind (a cloud option's billing, else its type)."""
 
@@ -173,7 +178,7 @@ def sizing_normalize(
         sweep = _sweep_normalize(checker, item, path, options, option_names, paths)
         if sweep is not None:
             sweeps.append(sweep)
-            work += len(candidate_sizes(sweep["min"], sweep["max"], sweep["step"]))
+            work += len(sweep_candidates(sweep))
     if paths is not None and work * max(paths, 1) > schema.MAX_SWEEP_WORK:
         checker.error(
             "sizing",
@@ -199,24 +204,34 @@ def _sweep_normalize(
     checker.keys(raw, table, path)
     v = checker.fields(raw, table, path)
     valid = _sweep_option(checker, v["option"], f"{path}.option", options, option_names)
+    mix = _named_mix(v["option"], options, option_names)
+    layers: list[dict[str, int]] | None = None
     low, high, step = v["min"], v["max"], v["step"]
     step = table["step"].default if step is None else step
-    if isinstance(low, int) and isinstance(high, int) and high < low:
-        checker.error(f"{path}.max", f"must be ≥ min ({low})")
-        valid = False
-    elif isinstance(low, int) and isinstance(high, int) and isinstance(step, int):
-        count = len(range(low, high + 1, step))
-        if count > schema.MAX_SWEEP_CANDIDATES:
-            checker.error(
-                f"{path}.max",
-                f"gives {count:,} candidates from min {low} by step {step}; at most "
-                f"{schema.MAX_SWEEP_CANDIDATES:,} (raise step or narrow min … max)",
-            )
+    if mix is not None:
+        for name in ("min", "max", "step"):
+            if raw.get(name) is not None:
+                checker.error(
+                    f"{path}.{name}", "a mix is sized jointly: give layers, one range per layer"
+                )
+                valid = False
+        layers = _sweep_layers(checker, v["layers"], f"{path}.layers", len(mix["layers"]))
+        valid = valid and layers is not None
+        low = high = step = 0
+    else:
+        if raw.get("layers") is not None and valid:
+            checker.error(f"{path}.layers", "only a mix is sized by layers")
+            valid = False
+        for name in ("min", "max"):
+            if v[name] is None:
+                checker.error(f"{path}.{name}", "is required")
+                valid = False
+        if not _range_ok(checker, low, high, step, path):
             valid = False
     objective = v["objective"]
     if objective is None and paths is not None:
         objective = "mean_npv" if paths > 0 else "npv"
-    elif objective in ("mean_npv", "p90_npv") and paths == 0:
+    elif objective in ("mean_npv", "p90_npv", "tail_npv") and paths == 0:
         checker.error(
             f"{path}.objective",
             f"{objective} needs a simulation (simulation.paths > 0); without one use npv",
@@ -227,6 +242,13 @@ def _sweep_normalize(
     values = (low, high, step, objective, probability)
     if not valid or not all(isinstance(x, int | float | str) for x in values):
         return None
+    if layers is not None:
+        return {
+            "option": v["option"],
+            "layers": layers,
+            "objective": objective,
+            "max_shortfall_probability": probability,
+        }
     return {
         "option": v["option"],
         "min": low,
@@ -235,6 +257,90 @@ def _sweep_normalize(
         "objective": objective,
         "max_shortfall_probability": probability,
     }
+
+
+def _range_ok(checker: FieldChecker, low: Any, high: Any, step: Any, path: str) -> bool:
+    """``min ≤ max`` and at most 1 000 candidates; False after recording a problem."""
+    if isinstance(low, int) and isinstance(high, int) and high < low:
+        checker.error(f"{path}.max", f"must be ≥ min ({low})")
+        return False
+    if isinstance(low, int) and isinstance(high, int) and isinstance(step, int):
+        count = len(range(low, high + 1, step))
+        if count > schema.MAX_SWEEP_CANDIDATES:
+            checker.error(
+                f"{path}.max",
+                f"gives {count:,} candidates from min {low} by step {step}; at most "
+                f"{schema.MAX_SWEEP_CANDIDATES:,} (raise step or narrow min … max)",
+            )
+            return False
+    return True
+
+
+def _named_mix(
+    name: Any, options: Sequence[Mapping[str, Any] | None], option_names: Sequence[str | None]
+) -> Mapping[str, Any] | None:
+    """The normalised mix option ``name`` names, or None."""
+    if not isinstance(name, str) or name not in option_names:
+        return None
+    option = options[option_names.index(name)]
+    return option if option is not None and option["type"] == "mix" else None
+
+
+def _sweep_layers(
+    checker: FieldChecker, value: Any, path: str, count: int
+) -> list[dict[str, int]] | None:
+    """A mix's joint sizing (version 1.3): one ``{"min", "max", "step"}`` per layer, at most
+    1 000 combinations; None after recording a problem."""
+    if value is None:
+        checker.error(path, f"is required to size a mix: one range per layer ({count})")
+        return None
+    items = checker.sequence(value, path)
+    if items is None:
+        return None
+    if len(items) != count:
+        checker.error(path, f"must have one entry per layer of the mix ({count}), not {len(items)}")
+        return None
+    layers: list[dict[str, int]] = []
+    ok = True
+    for j, item in enumerate(items):
+        where = f"{path}[{j}]"
+        raw = checker.mapping(item, where)
+        if raw is None:
+            ok = False
+            continue
+        table = schema.SWEEP_LAYER_FIELDS
+        checker.keys(raw, table, where)
+        v = checker.fields(raw, table, where)
+        step = table["step"].default if v["step"] is None else v["step"]
+        if not all(isinstance(x, int) for x in (v["min"], v["max"], step)):
+            ok = False
+            continue
+        if not _range_ok(checker, v["min"], v["max"], step, where):
+            ok = False
+            continue
+        layers.append({"min": v["min"], "max": v["max"], "step": step})
+    if not ok:
+        return None
+    combinations = 1
+    for layer in layers:
+        combinations *= len(candidate_sizes(layer["min"], layer["max"], layer["step"]))
+    if combinations > schema.MAX_SWEEP_CANDIDATES:
+        checker.error(
+            path,
+            f"gives {combinations:,} combinations of the layers' sizes; at most "
+            f"{schema.MAX_SWEEP_CANDIDATES:,} (raise a step or narrow a range)",
+        )
+        return None
+    return layers
+
+
+def sweep_candidates(sweep: Mapping[str, Any]) -> list[Any]:
+    """A normalised sweep's candidates: sizes, or (a mix, version 1.3) every combination of its
+    layers' sizes as tuples, the first layer's changing slowest."""
+    if "layers" in sweep:
+        ranges = [candidate_sizes(r["min"], r["max"], r["step"]) for r in sweep["layers"]]
+        return [tuple(sizes) for sizes in itertools.product(*ranges)]
+    return candidate_sizes(sweep["min"], sweep["max"], sweep["step"])
 
 
 def _sweep_option(
@@ -255,12 +361,14 @@ def _sweep_option(
     if option is None:
         return False  # the option itself is invalid: its problems are recorded there
     kind = _kind(option)
+    if kind == "mix":
+        return True
     if swept_field(option["type"], option.get("billing")) is None:
         described = f"a cloud option with {kind} billing" if option["type"] == "cloud" else kind
         checker.error(
             path,
             f'names "{name}", {described}: a sweep sizes a committed cloud option '
-            "(committed_gpus), a dedicated or an on_prem option (servers)",
+            "(committed_gpus), a dedicated or an on_prem option (servers), or a mix (layers)",
         )
         return False
     if kind == "committed" and option.get("on_demand_usd_per_gpu_hour") is None:
@@ -284,10 +392,10 @@ class Sweep:
 
     option_index: int
     option_name: str
-    field: str  # "committed_gpus" or "servers"
-    objective: str  # "npv", "mean_npv" or "p90_npv"
+    field: str  # "committed_gpus", "servers" or (a mix) "layers"
+    objective: str  # "npv", "mean_npv", "p90_npv" or "tail_npv"
     max_shortfall_probability: float  # [fraction]
-    candidates: tuple[int, ...]  # sizes, ascending [GPUs or servers]
+    candidates: tuple[Any, ...]  # sizes, ascending [GPUs or servers]; a mix's: tuples of them
 
 
 def plan_sweeps(plan: Plan) -> list[Sweep]:
@@ -303,9 +411,7 @@ def plan_sweeps(plan: Plan) -> list[Sweep]:
                 field=SWEPT_FIELDS[_kind(plan.inputs["options"][index])],
                 objective=str(raw["objective"]),
                 max_shortfall_probability=float(raw["max_shortfall_probability"]),
-                candidates=tuple(
-                    candidate_sizes(int(raw["min"]), int(raw["max"]), int(raw["step"]))
-                ),
+                candidates=tuple(sweep_candidates(raw)),
             )
         )
     return sweeps
@@ -317,6 +423,30 @@ def candidate_plans(plan: Plan, sweep: Sweep) -> list[OptionPlan]:
     base = plan.options[sweep.option_index]
     option = plan.inputs["options"][sweep.option_index]
     egress_tb = float(plan.inputs["egress_tb_per_month"])
+    if base.mix is not None:  # version 1.3: the layers at each combination of sizes
+        assert base.supply is not None
+        return [
+            mix_option_plan(
+                sweep.option_index,
+                option,
+                mix_terms(
+                    option,
+                    plan.inputs["options"],
+                    plan.horizon_months,
+                    plan.hours_per_month,
+                    egress_tb,
+                    sizes,
+                ),
+                base.busy_gpu_hours,
+                base.peak_gpus,
+                base.supply,
+                base.goodput,
+                base.warnings,
+                base.load,
+                plan.hours_per_month,
+            )
+            for sizes in sweep.candidates
+        ]
     return [
         _option_plan(
             sweep.option_index,
@@ -329,6 +459,7 @@ def candidate_plans(plan: Plan, sweep: Sweep) -> list[OptionPlan]:
             list(base.warnings),
             supply=base.supply,
             goodput=base.goodput,
+            load=base.load,
         )
         for size in sweep.candidates
     ]
@@ -375,6 +506,7 @@ def candidate_path_costs(
     cloud_trend: Array | None,
     bound: float,
     renewal: Array | None,
+    load: LoadOnPaths | None = None,
 ) -> tuple[dict[str, Array], Array]:
     """One candidate's path-dependent categories and shortfall, by the same calls
     :func:`costapp.tco.core.option_path_costs` makes, on the shared ``busy_o`` and ``supply_o``
@@ -389,6 +521,7 @@ def candidate_path_costs(
         cloud_trend=cloud_trend,
         supply_bound=bound,
         renewal=renewal,
+        load=load,
     )
 
 
@@ -423,6 +556,11 @@ def candidates_cost(
     shortfall = np.empty((len(candidates), n_paths))
     busy, supply, renewal = shared_inputs(plan, candidates[0], futures, n_paths)
     bound = supply_bound(candidates[0], supply, multiplier_bound)
+    load = (
+        LoadOnPaths(candidates[0].load, futures.demand_multiplier, plan.hours_per_month)
+        if candidates[0].load
+        else None
+    )
     for c, option in enumerate(candidates):
         costs, option_shortfall = candidate_path_costs(
             plan,
@@ -433,6 +571,7 @@ def candidates_cost(
             cloud_trend=cloud_trend,
             bound=bound,
             renewal=renewal,
+            load=load,
         )
         parts = list(costs.values())
         if parts:
@@ -632,7 +771,7 @@ def sweeps_merge(plan: Plan, results: Sequence[SweepBlockResults] = ()) -> list[
             "option": sweep.option_name,
             "field": sweep.field,
             "objective": sweep.objective,
-            "candidates": list(sweep.candidates),
+            "candidates": [_size_json(size) for size in sweep.candidates],
             "npv_usd": [float(v) for v in own.npv_usd[:, 0]],
             "total_usd": [float(v) for v in own.total_usd[:, 0]],
             "feasible": feasible,
@@ -640,10 +779,12 @@ def sweeps_merge(plan: Plan, results: Sequence[SweepBlockResults] = ()) -> list[
         qualifies = feasible
         if merged is not None:
             npv, short = merged[0][s], merged[1][s]
+            tail = montecarlo.tail_npv(npv, montecarlo.tail_fraction(simulation))
             mean, p90 = montecarlo.npv_statistics(npv)
             probability = np.count_nonzero(short, axis=1) / paths
             entry["mean_npv_usd"] = [float(v) for v in mean]
             entry["p90_npv_usd"] = [float(v) for v in p90]
+            entry["tail_npv_usd"] = [float(v) for v in tail]
             entry["shortfall_probability"] = [float(v) for v in probability]
             qualifies = [
                 ok and bool(p <= sweep.max_shortfall_probability)
@@ -651,7 +792,7 @@ def sweeps_merge(plan: Plan, results: Sequence[SweepBlockResults] = ()) -> list[
             ]
         objective = entry[f"{sweep.objective}_usd"]
         best = best_index(objective, qualifies)
-        entry["best"] = None if best is None else sweep.candidates[best]
+        entry["best"] = None if best is None else _size_json(sweep.candidates[best])
         entry["best_objective_usd"] = None if best is None else objective[best]
         entries.append(entry)
     return entries
@@ -706,9 +847,14 @@ def sweeps_bands(
             {
                 "option": sweep.option_name,
                 "field": sweep.field,
-                "candidates": list(sweep.candidates),
+                "candidates": [_size_json(size) for size in sweep.candidates],
                 "p10_npv_usd": [float(v) for v in p10],
                 "p90_npv_usd": [float(v) for v in p90],
             }
         )
     return bands
+
+
+def _size_json(size: Any) -> Any:
+    """A candidate as the result writes it: a whole number, or a mix's list of them."""
+    return [int(v) for v in size] if isinstance(size, tuple) else int(size)

@@ -22,7 +22,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import schema
-from .demand import estimate_tokens_per_second_per_gpu, training_flops_per_run
+from .demand import (
+    estimate_prefill_tokens_per_second_per_gpu,
+    estimate_tokens_per_second_per_gpu,
+    training_flops_per_run,
+)
 from .errors import FieldError, ScenarioError, item_path, join_path
 from .jsonio import document_size_error
 from .references import CatalogRefs, ReferenceRules
@@ -221,16 +225,12 @@ class Checker(ReferenceRules):
                 flops = training_flops_per_run(params, tokens)
                 if math.isfinite(flops) and flops <= schema.MAX_FLOPS_PER_RUN:
                     filled["flops_per_run"] = flops
-                elif math.isfinite(flops):
+                else:  # version 1.3: a derived count above the bound is an error at tokens_billion
+                    shown = f"{flops:.3g}" if math.isfinite(flops) else "not a finite number"
                     filled["flops_per_run"] = self.error(
-                        join_path(path, "flops_per_run"),
-                        f"6 × params_billion × tokens_billion ({flops:.3g}) must be ≤ "
-                        f"{show(schema.MAX_FLOPS_PER_RUN)}",
-                    )
-                else:
-                    filled["flops_per_run"] = self.error(
-                        join_path(path, "flops_per_run"),
-                        "is required: 6 × params_billion × tokens_billion is not a finite number",
+                        join_path(path, "tokens_billion"),
+                        f"gives 6 × params_billion × tokens_billion = {shown} FLOPs a run; it "
+                        f"must be ≤ {show(schema.MAX_FLOPS_PER_RUN)}",
                     )
             elif params is not INVALID and tokens is not INVALID:
                 filled["flops_per_run"] = self.error(
@@ -253,7 +253,10 @@ class Checker(ReferenceRules):
         gpu: Any,
         figures: GpuFigures | None,
     ) -> None:
-        """Estimate ``tokens_per_second_per_gpu`` when absent (then ``params_billion`` is needed)."""
+        """Estimate ``tokens_per_second_per_gpu`` when absent (then ``params_billion`` is needed);
+        version 1.3: the busiest hours of a day and the prefill rate."""
+        self.peak_hours(v, filled, path)
+        self.prefill(v, filled, path, gpu, figures)
         if v["tokens_per_second_per_gpu"] is not None:
             return
         params = v["params_billion"]
@@ -289,6 +292,68 @@ class Checker(ReferenceRules):
             f"decoding at 32 concurrent sequences); give it to use a measured figure."
         )
 
+    def peak_hours(self, v: dict[str, Any], filled: dict[str, Any], path: str) -> None:
+        """``peak_hours_per_day`` (version 1.3): default ``min(4, 24 / peak_to_average)``; a given
+        one whose product with ``peak_to_average`` exceeds 24 is an error."""
+        ratio = filled["peak_to_average"]
+        hours = v["peak_hours_per_day"]
+        if not isinstance(ratio, float | int) or isinstance(ratio, bool):
+            return
+        if hours is None:
+            filled["peak_hours_per_day"] = min(4.0, 24.0 / ratio)
+        elif hours is not INVALID and hours * ratio > 24.0:
+            filled["peak_hours_per_day"] = self.error(
+                join_path(path, "peak_hours_per_day"),
+                f"× peak_to_average ({show(hours)} × {show(ratio)}) must be ≤ 24: the peak "
+                "would hold more than the day's traffic",
+            )
+
+    def prefill(
+        self,
+        v: dict[str, Any],
+        filled: dict[str, Any],
+        path: str,
+        gpu: Any,
+        figures: GpuFigures | None,
+    ) -> None:
+        """``prefill_tokens_per_second_per_gpu`` (version 1.3): estimated when prompts are read
+        (``input_tokens_per_output_token`` > 0) and it is absent; then ``params_billion`` above
+        0 and a bf16 or fp16 figure on the workload's GPU are needed, else the field is required."""
+        prompts = filled["input_tokens_per_output_token"]
+        if v["prefill_tokens_per_second_per_gpu"] is not None or not (
+            isinstance(prompts, float | int) and not isinstance(prompts, bool) and prompts > 0
+        ):
+            return
+        where = join_path(path, "prefill_tokens_per_second_per_gpu")
+        params = v["params_billion"]
+        if params is INVALID or figures is None:
+            return
+        estimate = (
+            None
+            if params is None
+            else estimate_prefill_tokens_per_second_per_gpu(float(params), figures)
+        )
+        if estimate is None or not math.isfinite(estimate):
+            reason = (
+                "params_billion above 0 is not given"
+                if params is None or not params > 0
+                else f'the GPU "{gpu}" has neither a bf16 nor an fp16 figure'
+                if estimate is None
+                else "params_billion is too small to estimate it from"
+            )
+            filled["prefill_tokens_per_second_per_gpu"] = self.error(
+                where,
+                f"is required when input_tokens_per_output_token is above 0 and {reason} "
+                "to estimate it from",
+            )
+            return
+        filled["prefill_tokens_per_second_per_gpu"] = estimate
+        self.warnings.append(
+            f'Workload "{filled["name"]}": prefill_tokens_per_second_per_gpu was estimated at '
+            f"{estimate:.1f} prompt tokens/s ({show(params)}B parameters on {gpu}, compute-bound "
+            f"reading at half the peak); give it to use a measured figure."
+        )
+
     # --- options -------------------------------------------------------------------------------
 
     def options(
@@ -312,6 +377,13 @@ class Checker(ReferenceRules):
                     )
                 else:
                     seen[name] = index
+        for index, option in enumerate(result):
+            if (
+                option is not None
+                and option["type"] == "mix"
+                and not self.mix_members(option, item_path("options", index), result)
+            ):
+                result[index] = None
         return result
 
     def option(
@@ -331,6 +403,8 @@ class Checker(ReferenceRules):
             return self.cloud(raw, path, months, default_gpu)
         if kind == "api":
             return self.api(raw, path)
+        if kind == "mix":
+            return self.mix(raw, path)
         table = {**common, **schema.OPTION_TYPE_FIELDS[kind]}
         numbers = [
             name
@@ -436,6 +510,158 @@ class Checker(ReferenceRules):
         ]
         return {name: default(v, table, name) for name in ordered}
 
+    # --- mix (version 1.3) ---------------------------------------------------------------------
+
+    def mix(self, raw: Mapping[Any, Any], path: str) -> dict[str, Any] | None:
+        """Check one ``mix`` option's own fields; its members are checked once every option is
+        known (:meth:`mix_members`)."""
+        table = {**schema.OPTION_COMMON_FIELDS, **schema.MIX_FIELDS}
+        misplaced = elsewhere([*OPTION_OWNERS, *BILLING_OWNERS], "a mix option")
+        raw, failed = self.assumptions(raw, path, ["gpu_mtbf_hours"])
+        self.keys(raw, table, path, misplaced)
+        v = {"type": "mix", **self.fields(raw, table, path, skip=("type",))}
+        for name in failed:
+            v[name] = INVALID
+        v["layers"] = self.mix_layers(v["layers"], join_path(path, "layers"))
+        if (
+            v["gpu"] is not None
+            and v["gpu"] is not INVALID
+            and self.gpu_figures(v["gpu"], join_path(path, "gpu")) is None
+        ):
+            v["gpu"] = INVALID
+        self.egress(raw, v, path, None)
+        if any(item is INVALID for item in v.values()):
+            return None
+        ordered = [
+            "type",
+            "name",
+            "gpu",
+            "throughput_factor",
+            "layers",
+            "rest",
+            "egress_usd_per_gb",
+            "egress_tiers",
+            "gpu_mtbf_hours",
+        ]
+        return {name: default(v, table, name) for name in ordered}
+
+    def mix_layers(self, value: Any, path: str) -> Any:
+        """``layers``: 1 to 3 entries, each a name or ``{"option", "size"}``; as objects."""
+        if value is None or value is INVALID:
+            return INVALID if value is INVALID else value
+        items = self.sequence(value, path)
+        if items is None:
+            return INVALID
+        if not 1 <= len(items) <= schema.MAX_MIX_LAYERS:
+            return self.error(
+                path, f"must list 1 to {schema.MAX_MIX_LAYERS} layers, not {len(items)}"
+            )
+        layers: list[dict[str, Any]] = []
+        ok = True
+        for j, item in enumerate(items):
+            where = item_path(path, j)
+            if isinstance(item, str):
+                if not item.strip():
+                    self.error(where, "must name an option")
+                    ok = False
+                    continue
+                layers.append({"option": item, "size": None})
+                continue
+            entry = self.mapping(item, where)
+            if entry is None:
+                ok = False
+                continue
+            self.keys(entry, schema.MIX_LAYER_FIELDS, where)
+            fields = self.fields(entry, schema.MIX_LAYER_FIELDS, where)
+            if INVALID in fields.values():
+                ok = False
+                continue
+            layers.append({"option": fields["option"], "size": fields["size"]})
+        return layers if ok else INVALID
+
+    def mix_members(
+        self, option: dict[str, Any], path: str, options: list[dict[str, Any] | None]
+    ) -> bool:
+        """The members of a mix (version 1.3): each layer a committed cloud, dedicated or on_prem
+        option named once, ``rest`` an elastic on-demand or spot cloud option, all on one GPU
+        (the mix's ``gpu`` when given). False after recording a problem."""
+        names = self.option_names
+        ok = True
+        first_gpu: str | None = None
+        entries: list[tuple[str, str]] = []  # (path, member name) of the allowed members
+        seen: set[str] = set()
+        for j, layer in enumerate(option["layers"]):
+            where = item_path(join_path(path, "layers"), j)
+            name = layer["option"]
+            member = options[names.index(name)] if name in names else None
+            if name in seen:
+                self.error(where, f'names "{name}" again: each option is named once')
+                ok = False
+                continue
+            seen.add(name)
+            if name not in names:
+                self.error(where, f'names no option: "{name}"')
+                ok = False
+                continue
+            if member is None:
+                ok = False  # the option itself is invalid: its problems are recorded there
+                continue
+            kind = _member_kind(member)
+            if kind not in ("committed", "dedicated", "on_prem"):
+                self.error(
+                    where,
+                    f'names "{name}", {_described(kind)}: a layer is a committed cloud, a '
+                    "dedicated or an on_prem option",
+                )
+                ok = False
+                continue
+            entries.append((where, name))
+        rest = option["rest"]
+        if rest is not None:
+            where = join_path(path, "rest")
+            member = options[names.index(rest)] if rest in names else None
+            if rest not in names:
+                self.error(where, f'names no option: "{rest}"')
+                ok = False
+            elif member is None:
+                ok = False
+            elif not (
+                member["type"] == "cloud"
+                and member["billing"] in ("on_demand", "spot")
+                and member.get("scaling") == "elastic"
+            ):
+                self.error(
+                    where,
+                    f'names "{rest}", {_described(_member_kind(member))}: rest is a cloud '
+                    "option billed on demand or spot with elastic scaling",
+                )
+                ok = False
+            elif rest in seen:
+                self.error(where, f'names "{rest}", already a layer: each option is named once')
+                ok = False
+            else:
+                entries.append((where, rest))
+        for where, name in entries:
+            member_gpu = options[names.index(name)]["gpu"]  # type: ignore[index]
+            if first_gpu is None:
+                first_gpu = member_gpu
+            elif member_gpu != first_gpu:
+                self.error(
+                    where,
+                    f'runs on "{member_gpu}", not on "{first_gpu}" as the first member: a '
+                    "mix's members name one GPU",
+                )
+                ok = False
+        if option["gpu"] is None:
+            option["gpu"] = first_gpu
+        elif first_gpu is not None and option["gpu"] != first_gpu:
+            self.error(
+                join_path(path, "gpu"),
+                f'must be its members\' GPU "{first_gpu}", not "{option["gpu"]}"',
+            )
+            ok = False
+        return ok and option["gpu"] is not None
+
     # --- api (version 1.2) ---------------------------------------------------------------------
 
     def api(self, raw: Mapping[Any, Any], path: str) -> dict[str, Any] | None:
@@ -470,3 +696,15 @@ class Checker(ReferenceRules):
             if raw.get(name) is not None:
                 result[name] = self.distribution(raw[name], join_path("simulation", name))
         return result
+
+
+def _member_kind(option: Mapping[str, Any]) -> str:
+    """A cloud option's billing, else its type."""
+    return str(option["billing"]) if option["type"] == "cloud" else str(option["type"])
+
+
+def _described(kind: str) -> str:
+    """An option kind in words."""
+    if kind in ("on_demand", "spot", "committed"):
+        return f"a cloud option with {kind} billing"
+    return with_article(f"{kind} option")

@@ -55,6 +55,7 @@ MONTE_CARLO = [
     "probability_cheapest",
     "mean_npv_usd",
     "p90_npv_usd",
+    "tail_npv_usd",
 ]
 
 

@@ -47,6 +47,11 @@ def figures(name: str) -> list[tuple[str, Any, Any, float]]:
             if key == "breakdown_usd":
                 assert list(got[key]) == list(value), where
                 rows.extend((f"{where}.{c}", got[key][c], v, RELATIVE) for c, v in value.items())
+            elif key == "layers":  # version 1.3: a mix's layers, field by field
+                assert len(got[key]) == len(value), where
+                for j, (a, w) in enumerate(zip(got[key], value, strict=True)):
+                    assert list(a) == list(w), f"{where}[{j}]"
+                    rows.extend((f"{where}[{j}].{k}", a[k], v, RELATIVE) for k, v in w.items())
             elif isinstance(value, list):
                 assert len(got[key]) == len(value), where
                 rows.extend(
@@ -90,13 +95,14 @@ def test_every_expected_figure_of_the_scenario_is_reproduced(name: str) -> None:
     assert not failures, "\n".join(failures)
 
 
-def test_all_eight_scenarios_are_shipped_with_expected_figures() -> None:
+def test_all_nine_scenarios_are_shipped_with_expected_figures() -> None:
     assert scenario_names() == [
         "commitments-and-capacity",
         "cross-gpu-70b",
         "egress-heavy-inference",
         "h100-fleet-buy-vs-rent",
         "llm-train-and-serve",
+        "own-commit-rent-mix",
         "serve-70b-host-or-api",
         "size-the-fleet",
         "uncertain-h100-fleet",

@@ -90,12 +90,12 @@ def test_goodput_below_a_tenth_is_reported_once_per_workload_and_option():
     ]
 
 
-def test_a_derived_flops_per_run_beyond_1e30_is_an_error_at_flops_per_run():
+def test_a_derived_flops_per_run_beyond_1e30_is_an_error_at_tokens_billion():
     training = {"type": "training", "name": "t", "runs_per_year": 1}
     training.update(params_billion=1e6, tokens_billion=1e6)  # 6e30 FLOP
     doc = document([training], [{"type": "cloud", "name": "c", "usd_per_gpu_hour": 2}])
     [(field, _)] = errors(doc)
-    assert field == "workloads[0].flops_per_run"
+    assert field == "workloads[0].tokens_billion"  # version 1.3
 
 
 def test_resident_replicas_beyond_the_commitment_without_an_on_demand_rate_is_an_error():
@@ -110,7 +110,10 @@ def test_resident_replicas_beyond_the_commitment_without_an_on_demand_rate_is_an
     [(field, message)] = errors(document([chat(min_replicas=1)], [option]))
     assert field == "options[0].committed_gpus"
     assert "commitment of 2 GPUs" in message
-    simulate(document([chat(min_replicas=0)], [option]), gpu_figures())  # 1.1: fits
+    # version 1.3: the model's 3 GPUs do not fit in 2 at all, replicas or not
+    [(field, _)] = errors(document([chat(min_replicas=0)], [option]))
+    assert field == "options[0].committed_gpus"
+    simulate(document([chat(min_replicas=0)], [{**option, "committed_gpus": 3}]), gpu_figures())
 
 
 # --- catalog references (version 1.2) ---------------------------------------------------------
@@ -207,13 +210,20 @@ def test_resident_hours_beyond_a_fleet_are_burst_or_shortfall_in_supply_hours():
     }
     doc = document([chat()], [servers], horizon_months=6)
     option = by_name(run(doc))["one small server"]
-    assert option["shortfall_gpu_hours"] == pytest.approx(6 * (3 - 2) * HOURS, rel=1e-12)
+    # version 1.3: the model needs 3 GPUs, more than the fleet's 2, so it does not run there at
+    # all: its whole supply (3 resident GPUs every hour) is beyond the fleet
+    assert option["shortfall_gpu_hours"] == pytest.approx(6 * 3 * HOURS, rel=1e-12)
     assert option["feasible"] is False
     burst = document([chat()], [{**servers, "burst_usd_per_gpu_hour": 5.0}], horizon_months=6)
     option = by_name(run(burst))["one small server"]
-    assert option["breakdown_usd"]["burst"] == pytest.approx(6 * HOURS * 5.0, rel=1e-12)
-    # utilization counts the work only: 73 GPU-hours of 1 460 a month
-    assert option["average_utilization"] == pytest.approx(73 / (2 * HOURS), rel=1e-12)
+    assert option["breakdown_usd"]["burst"] == pytest.approx(6 * 3 * HOURS * 5.0, rel=1e-12)
+    assert option["average_utilization"] == 0.0  # the fleet does none of the work
+    # a fleet that holds the model serves its replicas; utilization counts the work only: 73
+    # GPU-hours of 4 × 730 a month
+    fits = document([chat()], [{**servers, "servers": 2}], horizon_months=6)
+    option = by_name(run(fits))["one small server"]
+    assert option["shortfall_gpu_hours"] == 0.0
+    assert option["average_utilization"] == pytest.approx(73 / (4 * HOURS), rel=1e-12)
 
 
 # --- goodput -------------------------------------------------------------------------------
@@ -353,6 +363,8 @@ def test_the_estimate_uses_the_bandwidth_term_alone_without_any_compute_figure()
 def test_break_even_keeps_resident_replicas_and_goodput_while_scaling_busy():
     doc = served_and_trained()
     doc["baseline"] = "on-demand"
+    # version 1.3: a 16-GPU fine-tune cannot run on the 8 committed GPUs at all; on 8 GPUs it can
+    doc["workloads"][1]["cluster_gpus"] = 8
     plan = plan_of(doc)
     index = plan.option_names.index("committed")
     scale = break_even_scale(plan, index)

@@ -15,6 +15,7 @@ from costapp.tco.core import Futures, plan_cost
 
 from .documents_v12 import simulated
 from .helpers import gpu_figures, normalized, plan_of, scenario, scenario_names
+from .test_v11_figures import flat
 
 RELATIVE = 1e-9
 
@@ -23,7 +24,19 @@ def assert_close(a: float, b: float, where: str) -> None:
     assert math.isclose(a, b, rel_tol=RELATIVE, abs_tol=1e-6), f"{where}: {a} != {b}"
 
 
+def flat_1_2(doc: dict) -> dict:
+    """The document as the loop (format 1.2) reads it the same as the engine (format 1.3): no
+    prompt read on the GPUs, every load flat and no unit above a fleet (:func:`flat` of the
+    version 1.1 test)."""
+    flattened = flat(doc)
+    for workload, given in zip(flattened["workloads"], doc["workloads"], strict=True):
+        if workload.get("type") == "inference" and "input_tokens_per_output_token" in given:
+            workload["input_tokens_per_output_token"] = 0
+    return flattened
+
+
 def check(doc: dict, paths: int) -> None:
+    doc = flat_1_2(doc)
     inputs, _ = normalized(doc)
     plan = plan_of(doc)
     draws: list[dict[str, float]] = [{}]

@@ -256,6 +256,7 @@ def test_the_result_has_every_field_per_option(plan):
     assert list(result) == plan.option_names
     for fields in result.values():
         assert set(fields) == {
+            "tail_npv_usd",
             "p10_usd",
             "p50_usd",
             "p90_usd",

@@ -181,7 +181,7 @@ def test_other_numbers_become_floats_and_whole_number_fields_become_ints():
         (
             with_option(type="lease"),
             "options[0].type",
-            "must be one of cloud, dedicated, on_prem, api",
+            "must be one of cloud, dedicated, on_prem, api, mix",
         ),
         (
             cloud(billing="reserved"),
@@ -260,7 +260,7 @@ def test_a_whole_number_field_rejects_a_fraction(build, path):
 
 RANGE_CASES = [
     # > 0
-    (lambda v: doc(hours_per_month=v), "hours_per_month", 0, "must be > 0"),
+    (lambda v: doc(hours_per_month=v), "hours_per_month", 0.5, "must be ≥ 1"),  # version 1.3
     (
         lambda v: doc(
             workloads=[
@@ -564,13 +564,18 @@ def test_a_distribution_with_zero_spread_is_accepted():
     assert result == {
         "paths": 100,
         "seed": 0,
+        "tail_fraction": 0.1,
         "demand_multiplier": {"dist": "triangular", "low": 1.0, "mode": 1.0, "high": 1.0},
     }
 
 
 def test_simulation_defaults_and_absence():
     assert ok(doc()).document["simulation"] is None
-    assert ok(doc(simulation={})).document["simulation"] == {"paths": 0, "seed": 0}
+    assert ok(doc(simulation={})).document["simulation"] == {
+        "paths": 0,
+        "seed": 0,
+        "tail_fraction": 0.1,
+    }
 
 
 def test_simulation_distributions_are_written_in_a_fixed_order():
@@ -581,7 +586,13 @@ def test_simulation_distributions_are_written_in_a_fixed_order():
         "paths": 10,
     }
     result = ok(doc(simulation=simulation)).document["simulation"]
-    assert list(result) == ["paths", "seed", "demand_multiplier", "interruption_overhead"]
+    assert list(result) == [
+        "paths",
+        "seed",
+        "tail_fraction",
+        "demand_multiplier",
+        "interruption_overhead",
+    ]
 
 
 # --- property tests ---------------------------------------------------------------------------
@@ -593,7 +604,7 @@ finite = st.floats(allow_nan=False, allow_infinity=False)
 @settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     horizon=st.integers(1, 120),
-    hours=st.floats(0.001, 1000),
+    hours=st.floats(1, 1000),  # version 1.3: hours_per_month ≥ 1
     utilization=st.floats(0, 1),
     growth=st.floats(-0.999, 1),
     price=st.floats(0, 1e4),

@@ -267,12 +267,13 @@ def test_with_a_simulation_each_candidate_has_mean_p90_and_shortfall_probability
             "feasible",
             "mean_npv_usd",
             "p90_npv_usd",
+            "tail_npv_usd",
             "shortfall_probability",
             "best",
             "best_objective_usd",
         ]
         n = len(entry["candidates"])
-        assert all(len(entry[k]) == n for k in list(entry)[3:10])
+        assert all(len(entry[k]) == n for k in list(entry)[3:11])
     json.dumps(result, allow_nan=False)
 
 

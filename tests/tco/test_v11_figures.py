@@ -36,12 +36,14 @@ ENGINE_1_1_COMMIT = "80776e70d7b9b48749e77cf8496e4b3f29152382"
 PACKAGE = "tco_engine_1_1"
 NEW_WORKLOAD_FIELDS = (
     "min_replicas",
+    "peak_hours_per_day",
+    "prefill_tokens_per_second_per_gpu",
     "input_tokens_per_output_token",
     "checkpoint_hours",
     "restart_hours",
 )
 NEW_OPTION_FIELDS = ("gpu_mtbf_hours",)
-NEW_OPTION_FIGURES = ("all_in_usd_per_million_tokens", "goodput")
+NEW_OPTION_FIGURES = ("all_in_usd_per_million_tokens", "goodput", "tail_npv_usd")
 
 
 @pytest.fixture(scope="module")
@@ -64,9 +66,44 @@ def engine_1_1(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
     return engine
 
 
+def flat(doc: dict[str, Any]) -> dict[str, Any]:
+    """The document with every load flat and no unit above a fleet (version 1.3 gives version
+    1.1's figures only there): inference at peak_to_average 1, training without a cluster or a
+    model size (its fit), no mix."""
+    doc = copy.deepcopy(doc)
+    for workload in doc["workloads"]:
+        if workload.get("type") == "inference":
+            workload["peak_to_average"] = 1
+            workload.pop("input_tokens_per_output_token", None)
+            params = workload.pop("params_billion", None)
+            if params is not None and "tokens_per_second_per_gpu" not in workload:
+                from costapp.tco.demand import estimate_tokens_per_second_per_gpu
+
+                figures = gpu_figures()[workload.get("gpu", "h100-sxm")]
+                workload["tokens_per_second_per_gpu"] = estimate_tokens_per_second_per_gpu(
+                    params, figures
+                )
+        if workload.get("type") == "training":
+            workload.pop("cluster_gpus", None)
+            if "flops_per_run" not in workload and "params_billion" in workload:
+                from costapp.tco.demand import training_flops_per_run
+
+                workload["flops_per_run"] = training_flops_per_run(
+                    workload["params_billion"], workload.pop("tokens_billion")
+                )
+            workload.pop("params_billion", None)
+    mixes = [o["name"] for o in doc["options"] if o.get("type") == "mix"]
+    doc["options"] = [o for o in doc["options"] if o.get("type") != "mix"]
+    doc.pop("sizing", None) if any(
+        s.get("option") in mixes for s in doc.get("sizing") or []
+    ) else None
+    return doc
+
+
 def as_1_1(doc: dict[str, Any]) -> dict[str, Any]:
-    """The document version 1.1 accepts: no 1.2 field, no api option."""
-    old = copy.deepcopy(doc)
+    """The document version 1.1 accepts: no 1.2 or 1.3 field, no api or mix option, every load
+    flat (:func:`flat`)."""
+    old = flat(doc)
     for workload in old["workloads"]:
         for name in NEW_WORKLOAD_FIELDS:
             workload.pop(name, None)
@@ -83,7 +120,7 @@ def as_1_2(doc: dict[str, Any]) -> dict[str, Any]:
     """The same document in version 1.2 with resident replicas and failures off (the checkpoint
     and restart times stay: without gpu_mtbf_hours they change nothing)."""
     new = as_1_1(doc)
-    for workload, given_workload in zip(new["workloads"], doc["workloads"], strict=True):
+    for workload, given_workload in zip(new["workloads"], flat(doc)["workloads"], strict=True):
         for name in ("checkpoint_hours", "restart_hours"):
             if name in given_workload:
                 workload[name] = given_workload[name]
@@ -105,9 +142,11 @@ def assert_1_1_figures(engine: ModuleType, doc: dict[str, Any]) -> None:
     new = simulate(as_1_2(doc), gpu_figures())
     assert [o["name"] for o in new["options"]] == [o["name"] for o in old["options"]]
     for got, want in zip(new["options"], old["options"], strict=True):
-        assert set(got) - set(want) == set(NEW_OPTION_FIGURES)
+        assert set(got) - set(want) - {"tail_npv_usd"} == set(NEW_OPTION_FIGURES) - {"tail_npv_usd"}
         for key, value in want.items():
             assert got[key] == value, (want["name"], key)
+    if new.get("simulation"):
+        new["simulation"].pop("tail_fraction")  # version 1.3
     for key in ("name", "cheapest", "baseline", "gpus", "warnings", "simulation", "sizing"):
         assert new.get(key) == old.get(key), key
     inputs = copy.deepcopy(new["inputs"])

@@ -472,6 +472,8 @@ def test_every_workload_type_gets_all_its_fields_with_defaults():
         "params_billion": None,
         "input_tokens_per_output_token": 0.0,
         "min_replicas": 1,
+        "prefill_tokens_per_second_per_gpu": None,  # version 1.3: not read without prompts
+        "peak_hours_per_day": 4.0,  # version 1.3: min(4, 24 / peak_to_average)
     }
     for workload in (steady, training, inference):
         assert list(workload)[:2] == ["type", "name"]

@@ -1,0 +1,358 @@
+"""The ``mix`` option (scenario-format.md, version 1.3): own some servers, commit to some GPUs,
+rent the rest, as one plan.
+
+The layers serve the mix's load from the bottom up: with ``C_j`` layer ``j``'s GPUs that month
+(its committed GPUs; servers × GPUs per server in service, 0 before an on-prem lead time ends) and
+``K_j = C_1 + … + C_j``, layer ``j`` serves ``served_j = over*(K_{j−1}) − over*(K_j)`` GPU-hours
+and ``rest`` serves ``over*(K_last)`` (counted above the tolerance of a fixed capacity of
+``K_last × hours_per_month``), where ``over*`` judges every workload's unit against ``K_last``
+(:class:`~costapp.tco.load.LoadOnPaths`). Each layer costs what its option costs alone at its
+size in the mix, less what the layers above it and ``rest`` now do: a committed layer its upfront
+and committed GPUs at the renewed rate (its support on that compute), a dedicated layer its setup
+and fees, an on-prem layer its capex or financing, colo, support, staff, residual and its power at
+``u = min(1, served_j × busy_o / (supply_o × C_j × hours))`` in service; ``rest`` pays ``served ×
+rate × k[m]`` (× ``1 + interruption_overhead`` on spot) with its support; the mix's own egress
+once. A layer of size 0 costs nothing. Money in USD, work in GPU-hours of the mix's GPU.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .cloud import CloudRates, cloud_rates, committed_base_usd, paths_column, upfront_usd
+from .dedicated import DedicatedRates, dedicated_fixed_costs, dedicated_rates
+from .demand import counted_over
+from .egress import cloud_egress_usd
+from .finance import every_month, trend_factor
+from .load import LoadOnPaths
+from .on_prem import (
+    OnPremRates,
+    first_service_month,
+    in_service_months,
+    on_prem_fixed_costs,
+    on_prem_rates,
+    power_usd,
+)
+
+if TYPE_CHECKING:
+    from .core import Futures, OptionPlan, Plan
+
+Array = NDArray[np.float64]
+Mask = NDArray[np.bool_]
+
+MemberRates = CloudRates | DedicatedRates | OnPremRates
+
+
+@dataclass(frozen=True, eq=False)
+class MixLayer:
+    """One layer of a mix at its size in the mix."""
+
+    name: str
+    kind: str  # "committed", "dedicated" or "on_prem"
+    size: int  # committed GPUs or servers
+    gpus: int  # the size in GPUs
+    capacity_gpus: Array  # C_j [GPUs] per month 0 … H (0 before service and in month 0)
+    rates: MemberRates
+    fixed_costs: dict[str, Array]  # its path-independent categories in the mix [USD/month]
+
+
+@dataclass(frozen=True, eq=False)
+class MixRest:
+    """The mix's ``rest``: an elastic on-demand or spot cloud option."""
+
+    name: str
+    rates: CloudRates
+
+
+@dataclass(frozen=True, eq=False)
+class MixTerms:
+    """What a mix holds, path-independent: its layers at their sizes, ``rest`` and egress."""
+
+    layers: tuple[MixLayer, ...]
+    rest: MixRest | None
+    egress_usd_per_month: float  # the mix's own egress [USD/month]
+    total_capacity_gpus: Array  # K_last per month 0 … H [GPUs]
+    provisioned_gpus: int  # K_last after every lead time [GPUs]
+
+
+def member_kind(option: Mapping[str, Any]) -> str:
+    """A cloud option's billing, else its type."""
+    return str(option["billing"]) if option["type"] == "cloud" else str(option["type"])
+
+
+def size_field(option: Mapping[str, Any]) -> str:
+    """The field a layer's size sets: ``committed_gpus`` or ``servers``."""
+    return "committed_gpus" if option["type"] == "cloud" else "servers"
+
+
+def mix_terms(
+    mix: Mapping[str, Any],
+    options: Sequence[Mapping[str, Any]],
+    horizon: int,
+    hours: float,
+    egress_tb_per_month: float,
+    sizes: Sequence[int] | None = None,
+) -> MixTerms:
+    """The layers of ``mix`` at their sizes (``sizes`` when given, a sizing candidate; else each
+    layer's ``size``), from the normalised ``options`` (their own sizes filled)."""
+    by_name = {str(o["name"]): o for o in options}
+    layers: list[MixLayer] = []
+    total = np.zeros(horizon + 1)
+    provisioned = 0
+    for j, entry in enumerate(mix["layers"]):
+        member = by_name[str(entry["option"])]
+        size = int(entry["size"]) if sizes is None else int(sizes[j])
+        at_size = {**member, size_field(member): size}
+        kind = member_kind(member)
+        rates: MemberRates
+        months = np.arange(horizon + 1) >= 1
+        if kind == "committed":
+            rates = cloud_rates(at_size, 0.0)
+            gpus = rates.committed_gpus
+            fixed = (
+                {"upfront": upfront_usd(rates.upfront_usd, rates.term_months, horizon)}
+                if size > 0
+                else {}
+            )
+        elif kind == "dedicated":
+            rates = dedicated_rates(at_size, 0.0)
+            gpus = rates.servers * rates.gpus_per_server
+            fixed = dedicated_fixed_costs(rates, horizon) if size > 0 else {}
+            fixed.pop("egress", None)
+        else:
+            rates = on_prem_rates(at_size, 0.0)
+            gpus = rates.servers * rates.gpus_per_server
+            months = in_service_months(rates.lead_time_months, horizon)
+            fixed = on_prem_fixed_costs(rates, horizon) if size > 0 else {}
+            fixed.pop("egress", None)
+        capacity = np.where(months, float(gpus), 0.0)
+        total = total + capacity
+        provisioned += gpus
+        layers.append(MixLayer(str(member["name"]), kind, size, gpus, capacity, rates, fixed))
+    rest = None
+    if mix.get("rest") is not None:
+        member = by_name[str(mix["rest"])]
+        rest = MixRest(str(member["name"]), cloud_rates(member, 0.0))
+    egress = cloud_egress_usd(
+        egress_tb_per_month,
+        None if mix.get("egress_usd_per_gb") is None else float(mix["egress_usd_per_gb"]),
+        mix.get("egress_tiers"),
+    )
+    return MixTerms(tuple(layers), rest, egress, total, provisioned)
+
+
+def mix_fixed_costs(terms: MixTerms, horizon: int) -> dict[str, Array]:
+    """The mix's path-independent categories [USD/month]: its layers' summed, then its egress."""
+    costs: dict[str, Array] = {}
+    for layer in terms.layers:
+        for name, usd in layer.fixed_costs.items():
+            costs[name] = costs[name] + usd if name in costs else usd.copy()
+    costs["egress"] = every_month(terms.egress_usd_per_month, horizon)
+    return costs
+
+
+@dataclass(frozen=True, eq=False)
+class MixService:
+    """What each layer and ``rest`` serve on some paths [GPU-h/month], ``(P, H + 1)``."""
+
+    served: tuple[Array, ...]  # per layer
+    rest: Array  # counted: above the tolerance of K_last × hours
+
+
+def mix_service(terms: MixTerms, load: LoadOnPaths, supply: Array, hours: float) -> MixService:
+    """Each layer's band of the load and ``rest``'s hours on the paths of ``load``."""
+    limit = terms.total_capacity_gpus
+    flat = load.all_flat() and all(
+        unit <= 0.0 or bool(np.all(unit <= limit[1:])) for unit in load.active_units
+    )
+
+    def over(capacity: Array) -> Array:
+        if flat:  # every load flat and no unit above K_last: version 1.2's rule
+            return np.maximum(supply - capacity * hours, 0.0)
+        return load.over(capacity, limit)
+
+    below = supply
+    bound = np.zeros_like(limit)
+    served: list[Array] = []
+    for layer in terms.layers:
+        bound = bound + layer.capacity_gpus
+        above = over(bound)
+        served.append(below - above)
+        below = above
+    return MixService(tuple(served), counted_over(below, limit * hours))
+
+
+def mix_member_costs(
+    option: OptionPlan,
+    futures: Futures,
+    busy: Array,
+    supply: Array,
+    hours: float,
+    horizon: int,
+    load: LoadOnPaths,
+    cloud_trend: Array | None,
+) -> tuple[list[dict[str, Array]], dict[str, Array], MixService]:
+    """Each layer's and ``rest``'s path-dependent categories [USD/month] and the service."""
+    terms = mix_terms_of(option)
+    service = mix_service(terms, load, supply, hours)
+    c = futures.cloud_price_change_per_year
+    parts: list[dict[str, Array]] = []
+    for layer, served in zip(terms.layers, service.served, strict=True):
+        costs: dict[str, Array] = {}
+        rates = layer.rates
+        if layer.size <= 0:
+            parts.append(costs)
+            continue
+        if isinstance(rates, CloudRates):
+            compute = committed_base_usd(
+                rates.committed_gpus,
+                hours,
+                rates.usd_per_gpu_hour,
+                rates.price_change_per_year if c is None else c,
+                rates.term_months,
+                horizon,
+            )
+            costs["compute"] = compute
+            if rates.support_fraction != 0.0:
+                costs["support"] = rates.support_fraction * compute
+        elif isinstance(rates, OnPremRates):
+            held = layer.capacity_gpus * hours
+            denominator = supply * held
+            safe = np.where(denominator > 0.0, denominator, 1.0)
+            u = np.where(denominator > 0.0, np.minimum(1.0, served * busy / safe), 0.0)
+            usd_per_kwh: Any = rates.usd_per_kwh
+            if futures.usd_per_kwh_multiplier is not None:
+                usd_per_kwh = rates.usd_per_kwh * futures.usd_per_kwh_multiplier
+            power = power_usd(
+                rates.servers,
+                rates.server_kw,
+                rates.idle_power_fraction,
+                u,
+                rates.pue,
+                hours,
+                usd_per_kwh,
+            )
+            power = np.array(np.broadcast_to(power, np.broadcast_shapes(power.shape, u.shape)))
+            power[..., : first_service_month(rates.lead_time_months)] = 0.0
+            costs["power"] = power
+        parts.append(costs)
+    rest_costs: dict[str, Array] = {}
+    if terms.rest is not None:
+        rates = terms.rest.rates
+        if c is None:
+            k = trend_factor(rates.price_change_per_year, horizon)
+        else:
+            k = trend_factor(c, horizon) if cloud_trend is None else cloud_trend
+        compute = service.rest * rates.usd_per_gpu_hour * k
+        if rates.billing == "spot":
+            overhead = (
+                rates.interruption_overhead
+                if futures.interruption_overhead is None
+                else futures.interruption_overhead
+            )
+            compute = compute * (1.0 + paths_column(overhead))
+        rest_costs["compute"] = compute
+        if rates.support_fraction != 0.0:
+            rest_costs["support"] = rates.support_fraction * compute
+    return parts, rest_costs, service
+
+
+def mix_path_costs(
+    option: OptionPlan,
+    futures: Futures,
+    busy: Array | None,
+    supply: Array,
+    hours: float,
+    horizon: int,
+    load: LoadOnPaths | None,
+    cloud_trend: Array | None,
+) -> tuple[dict[str, Array], Array]:
+    """A mix's path-dependent categories [USD/month] and shortfall per path [GPU-h]: what
+    neither the layers nor ``rest`` serve."""
+    if busy is None or load is None:
+        raise ValueError("a mix's costs need busy_o and its load")
+    parts, rest, service = mix_member_costs(
+        option, futures, busy, supply, hours, horizon, load, cloud_trend
+    )
+    costs: dict[str, Array] = {}
+    for part in (*parts, rest):
+        for name, usd in part.items():
+            costs[name] = costs[name] + usd if name in costs else usd
+    n_paths = supply.shape[0]
+    terms = mix_terms_of(option)
+    if terms.rest is None:
+        shortfall = np.broadcast_to(service.rest, supply.shape).sum(axis=-1)
+    else:
+        shortfall = np.zeros(n_paths)
+    return costs, shortfall
+
+
+def mix_layers_result(plan: Plan, option: OptionPlan) -> list[dict[str, Any]]:
+    """The result's ``layers`` of a mix on the document's own values: per layer, then ``rest``,
+    its name, role, GPUs, served GPU-hours and part of the total [USD]."""
+    from .core import Futures, supply_on_paths
+
+    terms = mix_terms_of(option)
+    hours, horizon = plan.hours_per_month, plan.horizon_months
+    busy, supply = supply_on_paths(option, None, 1, horizon)
+    load = LoadOnPaths(option.load, None, hours)
+    parts, rest, service = mix_member_costs(
+        option, Futures(), busy, supply, hours, horizon, load, None
+    )
+    rows: list[dict[str, Any]] = []
+    for layer, part, served in zip(terms.layers, parts, service.served, strict=True):
+        total = sum(float(np.sum(usd)) for usd in layer.fixed_costs.values())
+        total += sum(float(np.sum(usd)) for usd in part.values())
+        rows.append(
+            {
+                "name": layer.name,
+                "role": "layer",
+                "provisioned_gpus": int(layer.gpus),
+                "served_gpu_hours": float(np.sum(served[0, 1:])),
+                "total_usd": total,
+            }
+        )
+    if terms.rest is not None:
+        rows.append(
+            {
+                "name": terms.rest.name,
+                "role": "rest",
+                "provisioned_gpus": None,
+                "served_gpu_hours": float(np.sum(np.broadcast_to(service.rest, supply.shape)[0])),
+                "total_usd": sum(float(np.sum(usd)) for usd in rest.values()),
+            }
+        )
+    return rows
+
+
+def mix_utilization(plan: Plan, option: OptionPlan, scales: Array | None) -> Array:
+    """``Σ_m Σ_j served_j × busy_o / supply_o`` over ``Σ_m K_last × hours_per_month`` (0 where
+    that is 0) [dimensionless], at the document's own demand (a scalar array) or per scale."""
+    from .core import supply_on_paths
+
+    terms = mix_terms_of(option)
+    hours, horizon = plan.hours_per_month, plan.horizon_months
+    rows = 1 if scales is None else len(scales)
+    busy, supply = supply_on_paths(option, scales, rows, horizon)
+    load = LoadOnPaths(option.load, scales, hours)
+    service = mix_service(terms, load, supply, hours)
+    safe = np.where(supply > 0.0, supply, 1.0)
+    share = np.where(supply > 0.0, busy / safe, 0.0)
+    used = np.zeros(rows)
+    for served in service.served:
+        used = used + np.sum((served * share)[:, 1:], axis=-1)
+    held = float(np.sum(terms.total_capacity_gpus[1:])) * hours
+    value = np.where(held > 0.0, used / (held if held > 0.0 else 1.0), 0.0)
+    return value if scales is not None else np.asarray(value[0])
+
+
+def mix_terms_of(option: OptionPlan) -> MixTerms:
+    """A mix option's :class:`MixTerms`."""
+    if option.mix is None:
+        raise ValueError(f"{option.name} is not a mix")
+    return option.mix
