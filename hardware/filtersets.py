@@ -9,7 +9,7 @@ from typing import Any
 
 import django_filters
 from django import forms
-from django.db.models import Model, Q, QuerySet
+from django.db.models import F, Model, OrderBy, Q, QuerySet
 from django_filters.rest_framework import DjangoFilterBackend  # type: ignore[import-untyped]
 from rest_framework.exceptions import ValidationError
 from rest_framework.filters import BaseFilterBackend
@@ -79,7 +79,11 @@ class OrderingChoiceField(django_filters.fields.ChoiceField):
 
 
 class StableOrderingFilter(django_filters.OrderingFilter):
-    """``?ordering=field`` or ``-field``; ties broken by a fixed order so pagination is stable."""
+    """``?ordering=field`` or ``-field``; ties broken by a fixed order so pagination is stable.
+
+    An empty figure (a GPU with no FP4 rate) sorts last either way, on SQLite and PostgreSQL
+    alike (PostgreSQL alone would put it first in a descending order).
+    """
 
     field_class = OrderingChoiceField
 
@@ -90,8 +94,15 @@ class StableOrderingFilter(django_filters.OrderingFilter):
     def filter(self, qs: QuerySet, value: list[str] | None) -> QuerySet:
         if not value:  # None or [] (django_filters.constants.EMPTY_VALUES)
             return qs
-        ordering = [self.get_ordering_value(param) for param in value]
+        ordering = [_nulls_last(self.get_ordering_value(param)) for param in value]
         return qs.order_by(*ordering, *self.tie_break)
+
+
+def _nulls_last(term: str) -> OrderBy:
+    """``-field`` or ``field`` as an order with empty values last."""
+    if term.startswith("-"):
+        return F(term[1:]).desc(nulls_last=True)
+    return F(term).asc(nulls_last=True)
 
 
 class PriceFilterForm(forms.Form):
@@ -333,6 +344,7 @@ class GpuModelFilterSet(django_filters.FilterSet):
             ("memory_bandwidth_tb_s", "memory_bandwidth_tb_s"),
             ("bf16_dense_tflops", "bf16_dense_tflops"),
             ("fp8_dense_tflops", "fp8_dense_tflops"),
+            ("fp4_dense_tflops", "fp4_dense_tflops"),
             ("tdp_w", "tdp_w"),
             ("release_date", "release_date"),
         ),

@@ -8,12 +8,16 @@ from datetime import date
 from decimal import Decimal
 
 import pytest
+from django.urls import reverse
 
+from accounts.roles import CATALOG_EDITOR, VIEWER
 from hardware.data_files import DATA_DIR, SKYPILOT_DIR
 from hardware.gpu_table import GpuTableError, engine_figures, read_gpu_table
 from hardware.models import GpuModel, InstanceOffer, InstancePrice
 from hardware.sources.aliases import read_aliases
 from hardware.sources.common import RowRejected, read_csv
+from tests.api_crud import role_clients
+from tests.factories import UserFactory
 
 from .test_catalog_truth import FIGURES
 
@@ -140,3 +144,55 @@ def test_late_2026_names_resolve_to_their_model(name, memory, instance, slug):
 def test_an_a800_whose_variant_is_not_stated_is_refused_never_guessed():
     with pytest.raises(RowRejected, match="only the 80 GB PCIe card"):
         read_aliases().resolve_variant("A800", Decimal(40), "some-a800_1x")
+
+
+# --- the GPU pages and the API ----------------------------------------------------------------
+
+
+def test_the_gpu_models_page_shows_fp4_beside_the_other_precisions(client, catalog):
+    client.force_login(UserFactory(username="buyer", roles=[VIEWER]))
+    body = client.get(reverse("gpus")).content.decode()
+    head = body.split("<thead>", 1)[1].split("</thead>", 1)[0]
+    assert '<th class="num">FP8 [TFLOPS]</th><th class="num">FP4 [TFLOPS]</th>' in head
+    rows = {
+        row.split("<code>", 1)[1].split("</code>", 1)[0]: row
+        for row in body.split("<tbody>", 1)[1].split("</tbody>", 1)[0].split("<tr>")[1:]
+    }
+    assert rows.keys() >= LATE_2026_GPUS
+    cells = re.findall(r'<td class="num">([^<]*)</td>', rows["gb300"])
+    # memory, bandwidth, BF16, FP16, FP8, FP4, TF32, TDP
+    assert cells == ["288", "8", "2500", "2500", "5000", "15000", "1250", "1400"]
+    cells = re.findall(r'<td class="num">([^<]*)</td>', rows["h100-sxm"])
+    assert cells[5] == ""  # no FP4 on Hopper: an empty cell
+
+
+def test_the_gpu_api_gives_fp4_orders_by_it_and_refuses_a_negative_one(catalog):
+    clients = role_clients()
+    answer = clients[VIEWER].get("/api/v1/gpus/mi355x/").json()
+    assert answer["fp4_dense_tflops"] == "10066.300" and answer["fp8_dense_tflops"] == "5033.200"
+    assert clients[VIEWER].get("/api/v1/gpus/h200-nvl/").json()["fp4_dense_tflops"] is None
+    listed = clients[VIEWER].get("/api/v1/gpus/", {"ordering": "-fp4_dense_tflops"}).json()
+    fp4 = [(row["slug"], row["fp4_dense_tflops"]) for row in listed["results"]]
+    assert fp4[:4] == [
+        ("gb300", "15000.000"), ("b300", "14000.000"), ("mi355x", "10066.300"), ("gb200", "10000.000")
+    ]  # fmt: skip
+    assert fp4[len(FP4)][1] is None  # the GPUs without an FP4 figure come after, either way
+    listed = clients[VIEWER].get("/api/v1/gpus/", {"ordering": "fp4_dense_tflops"}).json()
+    fp4 = [(row["slug"], row["fp4_dense_tflops"]) for row in listed["results"]]
+    assert fp4[0] == ("rtx-5090", "1676.000") and fp4[len(FP4) - 1][0] == "gb300"
+    assert fp4[len(FP4)][1] is None
+    refused = clients[CATALOG_EDITOR].patch(
+        "/api/v1/gpus/gb300/", {"fp4_dense_tflops": "-1"}, format="json"
+    )
+    assert refused.status_code == 400
+    assert "fp4_dense_tflops" in str(refused.json())
+    assert GpuModel.objects.get(slug="gb300").fp4_dense_tflops == Decimal(15000)
+
+
+def test_the_openapi_schema_documents_fp4_on_the_gpu_model(client):
+    schema = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    field = schema["components"]["schemas"]["GpuModel"]["properties"]["fp4_dense_tflops"]
+    assert field["nullable"] is True and "FP4" in field["description"]
+    params = schema["paths"]["/api/v1/gpus/"]["get"]["parameters"]
+    ordering = next(p for p in params if p["name"] == "ordering")
+    assert "fp4_dense_tflops" in str(ordering)
