@@ -73,8 +73,8 @@ class ProviderAdmin(admin.ModelAdmin):
 
 @admin.register(Region)
 class RegionAdmin(admin.ModelAdmin):
-    list_display = ("code", "provider", "name")
-    list_filter = ("provider",)
+    list_display = ("code", "provider", "name", "geography")
+    list_filter = ("geography", "provider")
     list_select_related = ("provider",)
     search_fields = ("code", "name", "provider__slug")
 

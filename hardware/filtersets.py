@@ -15,6 +15,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.filters import BaseFilterBackend
 from rest_framework.settings import api_settings
 
+from .geography import GEOGRAPHIES, LABELS
 from .models import (
     MONEY,
     Billing,
@@ -151,6 +152,13 @@ class PriceFilterSet(django_filters.FilterSet):
         label="Region code",
         max_length=160,
         help_text="as the provider writes it, e.g. us-east-1",
+    )
+    geography = django_filters.ChoiceFilter(
+        field_name="region__geography",
+        choices=[(geography, LABELS[geography]) for geography in GEOGRAPHIES],
+        label="Geography",
+        empty_label="Anywhere",
+        help_text="americas, europe, asia-pacific or other (Middle East, Africa)",
     )
     billing = django_filters.ChoiceFilter(
         choices=Billing.choices, label="Billing", empty_label="Any billing"
@@ -368,16 +376,34 @@ class ProviderFilterSet(django_filters.FilterSet):
         fields: list[str] = []
 
 
+NO_GEOGRAPHY = "none"
+"""``?geography=none`` on regions: the regions no geography was found for."""
+
+
 class RegionFilterSet(django_filters.FilterSet):
     """Filters for regions."""
 
     provider = _slug_choice("provider", Provider, "Provider")
     code = django_filters.CharFilter(label="Region code", max_length=160)
+    geography = django_filters.ChoiceFilter(
+        choices=[
+            *((geography, LABELS[geography]) for geography in GEOGRAPHIES),
+            (NO_GEOGRAPHY, "not placed"),
+        ],
+        method="filter_geography",
+        label="Geography",
+        help_text="americas, europe, asia-pacific, other, or none: the regions whose code does "
+        "not say where they are",
+    )
     q = SearchFilter(search_fields=("code", "name", "provider__slug"), help_text="code or name")
 
     class Meta:
         model = Region
         fields: list[str] = []
+
+    def filter_geography(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        """The regions in ``value``; ``none``: those with no geography."""
+        return queryset.filter(geography="" if value == NO_GEOGRAPHY else value)
 
 
 class InstanceOfferFilterSet(django_filters.FilterSet):
