@@ -48,7 +48,15 @@ from .selectors import egress_tiers_problem
 @admin.register(GpuModel)
 class GpuModelAdmin(admin.ModelAdmin):
     form = SlugRenameCheckedForm
-    list_display = ("slug", "name", "vendor", "memory_gb", "bf16_dense_tflops", "tdp_w")
+    list_display = (
+        "slug",
+        "name",
+        "vendor",
+        "memory_gb",
+        "bf16_dense_tflops",
+        "fp4_dense_tflops",
+        "tdp_w",
+    )
     list_filter = ("vendor", "form_factor")
     search_fields = ("slug", "name", "vendor")
 
@@ -65,8 +73,8 @@ class ProviderAdmin(admin.ModelAdmin):
 
 @admin.register(Region)
 class RegionAdmin(admin.ModelAdmin):
-    list_display = ("code", "provider", "name")
-    list_filter = ("provider",)
+    list_display = ("code", "provider", "name", "geography")
+    list_filter = ("geography", "provider")
     list_select_related = ("provider",)
     search_fields = ("code", "name", "provider__slug")
 

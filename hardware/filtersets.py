@@ -9,12 +9,13 @@ from typing import Any
 
 import django_filters
 from django import forms
-from django.db.models import Model, Q, QuerySet
+from django.db.models import F, Model, OrderBy, Q, QuerySet
 from django_filters.rest_framework import DjangoFilterBackend  # type: ignore[import-untyped]
 from rest_framework.exceptions import ValidationError
 from rest_framework.filters import BaseFilterBackend
 from rest_framework.settings import api_settings
 
+from .geography import GEOGRAPHIES, LABELS
 from .models import (
     MONEY,
     Billing,
@@ -79,7 +80,11 @@ class OrderingChoiceField(django_filters.fields.ChoiceField):
 
 
 class StableOrderingFilter(django_filters.OrderingFilter):
-    """``?ordering=field`` or ``-field``; ties broken by a fixed order so pagination is stable."""
+    """``?ordering=field`` or ``-field``; ties broken by a fixed order so pagination is stable.
+
+    An empty figure (a GPU with no FP4 rate) sorts last either way, on SQLite and PostgreSQL
+    alike (PostgreSQL alone would put it first in a descending order).
+    """
 
     field_class = OrderingChoiceField
 
@@ -90,8 +95,15 @@ class StableOrderingFilter(django_filters.OrderingFilter):
     def filter(self, qs: QuerySet, value: list[str] | None) -> QuerySet:
         if not value:  # None or [] (django_filters.constants.EMPTY_VALUES)
             return qs
-        ordering = [self.get_ordering_value(param) for param in value]
+        ordering = [_nulls_last(self.get_ordering_value(param)) for param in value]
         return qs.order_by(*ordering, *self.tie_break)
+
+
+def _nulls_last(term: str) -> OrderBy:
+    """``-field`` or ``field`` as an order with empty values last."""
+    if term.startswith("-"):
+        return F(term[1:]).desc(nulls_last=True)
+    return F(term).asc(nulls_last=True)
 
 
 class PriceFilterForm(forms.Form):
@@ -140,6 +152,13 @@ class PriceFilterSet(django_filters.FilterSet):
         label="Region code",
         max_length=160,
         help_text="as the provider writes it, e.g. us-east-1",
+    )
+    geography = django_filters.ChoiceFilter(
+        field_name="region__geography",
+        choices=[(geography, LABELS[geography]) for geography in GEOGRAPHIES],
+        label="Geography",
+        empty_label="Anywhere",
+        help_text="americas, europe, asia-pacific or other (Middle East, Africa)",
     )
     billing = django_filters.ChoiceFilter(
         choices=Billing.choices, label="Billing", empty_label="Any billing"
@@ -333,6 +352,7 @@ class GpuModelFilterSet(django_filters.FilterSet):
             ("memory_bandwidth_tb_s", "memory_bandwidth_tb_s"),
             ("bf16_dense_tflops", "bf16_dense_tflops"),
             ("fp8_dense_tflops", "fp8_dense_tflops"),
+            ("fp4_dense_tflops", "fp4_dense_tflops"),
             ("tdp_w", "tdp_w"),
             ("release_date", "release_date"),
         ),
@@ -356,16 +376,34 @@ class ProviderFilterSet(django_filters.FilterSet):
         fields: list[str] = []
 
 
+NO_GEOGRAPHY = "none"
+"""``?geography=none`` on regions: the regions no geography was found for."""
+
+
 class RegionFilterSet(django_filters.FilterSet):
     """Filters for regions."""
 
     provider = _slug_choice("provider", Provider, "Provider")
     code = django_filters.CharFilter(label="Region code", max_length=160)
+    geography = django_filters.ChoiceFilter(
+        choices=[
+            *((geography, LABELS[geography]) for geography in GEOGRAPHIES),
+            (NO_GEOGRAPHY, "not placed"),
+        ],
+        method="filter_geography",
+        label="Geography",
+        help_text="americas, europe, asia-pacific, other, or none: the regions whose code does "
+        "not say where they are",
+    )
     q = SearchFilter(search_fields=("code", "name", "provider__slug"), help_text="code or name")
 
     class Meta:
         model = Region
         fields: list[str] = []
+
+    def filter_geography(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        """The regions in ``value``; ``none``: those with no geography."""
+        return queryset.filter(geography="" if value == NO_GEOGRAPHY else value)
 
 
 class InstanceOfferFilterSet(django_filters.FilterSet):

@@ -18,6 +18,7 @@ DECIMAL_FIELDS = (
     "bf16_dense_tflops",
     "fp16_dense_tflops",
     "fp8_dense_tflops",
+    "fp4_dense_tflops",
     "tf32_dense_tflops",
     "int8_dense_tops",
     "fp32_tflops",
@@ -43,6 +44,7 @@ class GpuRow:
     bf16_dense_tflops: Decimal | None
     fp16_dense_tflops: Decimal | None
     fp8_dense_tflops: Decimal | None
+    fp4_dense_tflops: Decimal | None
     tf32_dense_tflops: Decimal | None
     int8_dense_tops: Decimal | None
     fp32_tflops: Decimal | None

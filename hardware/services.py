@@ -13,6 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 from simple_history.utils import bulk_create_with_history
 
+from .geography import region_geography
 from .gpu_table import GpuRow
 from .hand_edits import hand_edited_ids
 from .models import (
@@ -280,7 +281,10 @@ def _regions_ensure(
     missing = sorted({(row.provider, row.region) for row in rows} - regions.keys())
     if missing:
         Region.objects.bulk_create(
-            [Region(provider=providers[slug], code=code) for slug, code in missing],
+            [
+                Region(provider=providers[slug], code=code, geography=region_geography(code) or "")
+                for slug, code in missing
+            ],
             batch_size=SQL_BATCH,
         )
         counts.regions_created = len(missing)

@@ -27,6 +27,14 @@ class GpuModel(models.Model):
     bf16_dense_tflops = models.DecimalField(max_digits=10, decimal_places=3, null=True, blank=True)
     fp16_dense_tflops = models.DecimalField(max_digits=10, decimal_places=3, null=True, blank=True)
     fp8_dense_tflops = models.DecimalField(max_digits=10, decimal_places=3, null=True, blank=True)
+    fp4_dense_tflops = models.DecimalField(
+        max_digits=10,
+        decimal_places=3,
+        null=True,
+        blank=True,
+        help_text="dense FP4 throughput [TFLOP/s]; a catalog figure only: scenarios have no FP4 "
+        "precision, so the engine never reads it",
+    )
     tf32_dense_tflops = models.DecimalField(max_digits=10, decimal_places=3, null=True, blank=True)
     int8_dense_tops = models.DecimalField(max_digits=10, decimal_places=3, null=True, blank=True)
     fp32_tflops = models.DecimalField(max_digits=10, decimal_places=3, null=True, blank=True)

@@ -11,6 +11,7 @@ from django.utils import timezone
 from simple_history.models import HistoricalRecords
 
 from ..catalog_version import CatalogQuerySet
+from ..geography import GEOGRAPHIES, LABELS, region_geography
 from .gpus import GpuModel
 from .money import MONEY, MONEY_QUANTUM
 
@@ -66,13 +67,21 @@ class Provider(models.Model):
 
 
 class Region(models.Model):
-    """A provider's region as the provider names it (``us-east-1``; Vast: ``"Texas, US, NA"``)."""
+    """A provider's region as the provider names it (``us-east-1``; Vast: ``"Texas, US, NA"``),
+    with the geography a buyer filters by (``hardware.geography``)."""
 
     provider = models.ForeignKey(Provider, on_delete=models.CASCADE, related_name="regions")
     code = models.CharField(
         max_length=160, help_text="the provider's own region name, kept as written"
     )
     name = models.CharField(max_length=160, blank=True)
+    geography = models.CharField(
+        max_length=16,
+        choices=[(geography, LABELS[geography]) for geography in GEOGRAPHIES],
+        blank=True,
+        help_text="the part of the world the region is in; empty when its code does not say "
+        "(set from the code when the region is created, by hardware.geography)",
+    )
 
     objects = CatalogQuerySet.as_manager()
 
@@ -85,6 +94,12 @@ class Region(models.Model):
 
     def __str__(self) -> str:
         return f"{self.provider.slug} {self.code}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        """A new region without a geography gets the one its code says (``region_geography``)."""
+        if self._state.adding and not self.geography:
+            self.geography = region_geography(self.code) or ""
+        super().save(*args, **kwargs)
 
 
 class InstanceOffer(models.Model):

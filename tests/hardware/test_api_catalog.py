@@ -240,7 +240,12 @@ class TestPrices(CatalogCrudTests):
             "gpu": "h100-test",
             "gpu_count": 8,
         }
-        assert body["region"] == {"id": base.region.pk, "code": "us-east-1", "name": "Virginia"}
+        assert body["region"] == {
+            "id": base.region.pk,
+            "code": "us-east-1",
+            "name": "Virginia",
+            "geography": "americas",
+        }
 
     def test_the_direct_rendering_equals_drfs_field_by_field_one(self, base, role_clients):
         from rest_framework import serializers

@@ -30,7 +30,7 @@ NEW_GPUS = {
 }  # fmt: skip
 FIGURES = (
     "memory_gb", "memory_bandwidth_tb_s", "bf16_dense_tflops", "fp16_dense_tflops",
-    "fp8_dense_tflops", "tf32_dense_tflops", "int8_dense_tops", "fp32_tflops", "tdp_w",
+    "fp8_dense_tflops", "fp4_dense_tflops", "tf32_dense_tflops", "int8_dense_tops", "fp32_tflops", "tdp_w",
     "release_date",
 )  # fmt: skip
 

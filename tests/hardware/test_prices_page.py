@@ -378,6 +378,7 @@ def test_the_filterset_uses_the_api_names_and_filters_any_price_queryset(catalog
         "gpu",
         "provider",
         "region",
+        "geography",
         "billing",
         "gpu_count",
         "min_usd_per_gpu_hour",

@@ -37,15 +37,22 @@ class ProviderBriefSerializer(serializers.ModelSerializer):
         }
 
 
+GEOGRAPHY_HELP = (
+    "americas, europe, asia-pacific or other (Middle East, Africa); empty when the region's "
+    "code does not say where it is"
+)
+
+
 class RegionBriefSerializer(serializers.ModelSerializer):
     """A region in brief (its provider is the offer's)."""
 
     class Meta:
         model = Region
-        fields = ["id", "code", "name"]
+        fields = ["id", "code", "name", "geography"]
         extra_kwargs = {
             "code": {"help_text": "the provider's own region name"},
             "name": {"help_text": "readable name"},
+            "geography": {"help_text": GEOGRAPHY_HELP},
         }
 
 

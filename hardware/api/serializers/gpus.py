@@ -24,6 +24,10 @@ GPU_UNITS = {
     "bf16_dense_tflops": "dense BF16 throughput [TFLOP/s]; null when not known or not supported",
     "fp16_dense_tflops": "dense FP16 throughput [TFLOP/s]; null when not known or not supported",
     "fp8_dense_tflops": "dense FP8 throughput [TFLOP/s]; null when not known or not supported",
+    "fp4_dense_tflops": (
+        "dense FP4 throughput [TFLOP/s]; null when not known or not supported; a catalog figure "
+        "only (scenarios have no FP4 precision)"
+    ),
     "tf32_dense_tflops": "dense TF32 throughput [TFLOP/s]; null when not known or not supported",
     "int8_dense_tops": "dense INT8 throughput [TOP/s]; null when not known or not supported",
     "fp32_tflops": "FP32 throughput [TFLOP/s]; null when not known",
@@ -49,6 +53,7 @@ class GpuModelSerializer(CatalogSerializer):
             "bf16_dense_tflops",
             "fp16_dense_tflops",
             "fp8_dense_tflops",
+            "fp4_dense_tflops",
             "tf32_dense_tflops",
             "int8_dense_tops",
             "fp32_tflops",

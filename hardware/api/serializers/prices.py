@@ -117,7 +117,12 @@ class InstancePriceSerializer(CatalogSerializer):
                 "gpu": offer.gpu.slug,
                 "gpu_count": offer.gpu_count,
             },
-            "region": {"id": region.pk, "code": region.code, "name": region.name},
+            "region": {
+                "id": region.pk,
+                "code": region.code,
+                "name": region.name,
+                "geography": region.geography,
+            },
             "zone": instance.zone,
             "billing": instance.billing,
             "usd_per_hour": money_string(instance.usd_per_hour),

@@ -5,7 +5,7 @@ from decimal import Decimal
 from rest_framework import serializers
 
 from ...models import InstanceOffer, Provider, Region
-from .common import CatalogSerializer, gpu_field, provider_field
+from .common import GEOGRAPHY_HELP, CatalogSerializer, gpu_field, provider_field
 
 
 class ProviderSerializer(CatalogSerializer):
@@ -35,10 +35,14 @@ class RegionSerializer(CatalogSerializer):
 
     class Meta:
         model = Region
-        fields = ["id", "provider", "code", "name"]
+        fields = ["id", "provider", "code", "name", "geography"]
         extra_kwargs = {
             "code": {"help_text": "the provider's own region name, e.g. us-east-1"},
             "name": {"help_text": "readable name"},
+            "geography": {
+                "help_text": GEOGRAPHY_HELP
+                + "; left out or empty on a new region: read from its code"
+            },
         }
 
 
