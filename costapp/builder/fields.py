@@ -44,6 +44,26 @@ class NumberField(forms.Field):
         return number
 
 
+class JsonListField(forms.CharField):
+    """A list field of the contract written as JSON (a mix's ``layers``, format 1.3, and a mix's
+    joint sizing): the cleaned value is the parsed list, so the document round-trips."""
+
+    widget = forms.Textarea(attrs={"rows": 2, "cols": 40})
+
+    # The cleaned value is the parsed list, not the text: a deliberate change of CharField's type.
+    def to_python(self, value: Any) -> list[Any] | None:  # type: ignore[override]
+        text = super().to_python(value)
+        if not text or not text.strip():
+            return None
+        try:
+            parsed = json.loads(text)
+        except ValueError as exc:
+            raise forms.ValidationError(f"is not JSON: {exc.msg} at character {exc.pos}") from None
+        if not isinstance(parsed, list):
+            raise forms.ValidationError("must be a JSON list, in [ ]")
+        return parsed
+
+
 class TiersField(forms.CharField):
     """Egress tiers, one a line: ``up to TB, USD per GB``; ``rest`` (or ``-``) for the last,
     unbounded tier."""
@@ -140,4 +160,6 @@ def spec_field(
         return forms.ChoiceField(
             required=False, label=label, help_text=help_text, choices=[("", empty), *options]
         )
+    if spec.kind == "list":
+        return JsonListField(required=False, strip=False, label=label, help_text=help_text)
     return forms.CharField(required=False, strip=False, label=label, help_text=help_text)

@@ -244,6 +244,9 @@ class LoadOnPaths:
 
 def done_gpu_hours(busy: Array, supply: Array, over: Array) -> Array:
     """``done(C) = (supply_o − over(C)) × busy_o / supply_o``, 0 where ``supply_o`` is 0
-    [GPU-h/month]: the share of the served hours that is work rather than idle replicas."""
+    [GPU-h/month]: the share of the served hours that is work rather than idle replicas;
+    ``busy_o`` itself where ``over(C)`` is 0."""
     safe = np.where(supply > 0.0, supply, 1.0)
-    return np.where(supply > 0.0, (supply - over) * busy / safe, 0.0)
+    done = np.where(supply > 0.0, (supply - over) * busy / safe, 0.0)
+    # where the capacity does it all, the work itself (as version 1.2 took it, bit for bit)
+    return np.where(over > 0.0, done, busy)

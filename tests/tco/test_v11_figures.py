@@ -1,8 +1,10 @@
-"""Version 1.2 changes no version 1.1 figure once resident replicas and failures are off.
+"""Versions 1.2 and 1.3 change no version 1.1 figure once resident replicas and failures are off
+and every load is flat.
 
 For every shipped document and for generated ones, with ``"min_replicas": 0`` on every inference
-workload and no ``gpu_mtbf_hours``, every field of the version 1.1 result is bit for bit what the
-version 1.1 engine gives. The version 1.1 engine is the project's own, as it stood at
+workload, no ``gpu_mtbf_hours``, and (version 1.3, :func:`flat`) inference at ``peak_to_average``
+1 without prompts or a model size, training without a cluster or a model size and no mix, every
+field of the version 1.1 result is bit for bit what the version 1.1 engine gives. The version 1.1 engine is the project's own, as it stood at
 :data:`ENGINE_1_1_COMMIT` (the last commit before format 1.2 reached the engine): ``git archive``
 writes its ``costapp/tco`` into a temporary folder, imported as a package of its own beside this
 one, so the reference is the code that shipped, not a copy kept in the tree or figures kept from
