@@ -57,7 +57,7 @@ class JsonListField(forms.CharField):
             return None
         try:
             parsed = json.loads(text)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             raise forms.ValidationError(f"is not JSON: {exc.msg} at character {exc.pos}") from None
         if not isinstance(parsed, list):
             raise forms.ValidationError("must be a JSON list, in [ ]")
