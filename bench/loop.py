@@ -3,7 +3,12 @@
 A reference for the engine and its benchmark: no numpy in the arithmetic, every path and month
 visited by a Python loop. It covers every workload type (``steady``, ``training``, ``inference``
 with resident replicas, goodput under failures) and every option type (``cloud`` on-demand, spot
-and committed, elastic or fixed; ``dedicated``; ``on_prem`` with or without financing; ``api``).
+and committed, elastic or fixed; ``dedicated``; ``on_prem`` with or without financing; ``api``),
+and version 1.3's ``mix`` where every load is flat and no unit exceeds a fleet (steady work,
+inference at ``peak_to_average`` 1 without prompts and without a model size, training without a
+cluster or a model size), where ``over(C) = max(0, supply_o − C × hours_per_month)``: it refuses
+other documents with a mix. Beyond that it reads a document as version 1.2 does, so it agrees
+with the engine where version 1.3 changes no figure.
 
 Inputs are the normalised document (every default filled in); the per-path values are those the
 Monte Carlo engine draws (``costapp.tco.montecarlo.block_draws``), already clipped.
@@ -406,10 +411,208 @@ def loop_costs(
                         if financing and loan_months > H:
                             cost += balance
                     monthly.append(cost)
+            elif kind == "mix":
+                shortfall = _mix_months(
+                    inputs, option, parts, work_at, future, monthly, H, hpm, egress_tb
+                )
             else:
                 raise NotImplementedError(kind)
             _close(monthly, rate, o, p, totals, npvs, shortfalls, months_kept, shortfall)
     return totals, npvs, shortfalls, months_kept
+
+
+def _flat_only(workloads: Sequence[Mapping[str, Any]]) -> None:
+    """The loop prices a mix only where every load is flat and no unit can exceed a fleet."""
+    for w in workloads:
+        flat = (
+            w["type"] == "steady"
+            or (
+                w["type"] == "inference"
+                and float(w["peak_to_average"]) == 1.0
+                and not float(w.get("input_tokens_per_output_token") or 0.0)
+                and w.get("params_billion") is None
+            )
+            or (
+                w["type"] == "training"
+                and not w.get("cluster_gpus")
+                and w.get("params_billion") is None
+            )
+        )
+        if not flat:
+            raise NotImplementedError(f"a mix over the load of {w['name']!r}, which is not flat")
+
+
+def _mix_months(
+    inputs: Mapping[str, Any],
+    option: Mapping[str, Any],
+    parts: Sequence[Any],
+    work_at: Any,
+    future: Mapping[str, float],
+    monthly: list[float],
+    H: int,
+    hpm: float,
+    egress_tb: float,
+) -> float:
+    """A mix's months on one path (version 1.3, flat loads): each layer serves its band
+    ``over(K_{j−1}) − over(K_j)`` of the supply; ``rest`` (or shortfall) what is above ``K_last``.
+    Appends months ``0 … H`` to ``monthly``; returns the shortfall [GPU-hours]."""
+    _flat_only(inputs["workloads"])
+    names = [str(o["name"]) for o in inputs["options"]]
+    kwh_multiplier = future.get("usd_per_kwh_multiplier", 1.0)
+    layers = []
+    for entry in option["layers"]:
+        name, size = (entry, None) if isinstance(entry, str) else (entry["option"], entry["size"])
+        member = inputs["options"][names.index(name)]
+        peaks = parts[names.index(name)][1]
+        max_peak = max(peaks[1:]) if H else 0.0
+        per_server = int(_number(member, "gpus_per_server", 8))
+        if size is None:
+            own = member.get("committed_gpus" if member["type"] == "cloud" else "servers")
+            if own is not None:
+                size = float(own)
+            elif member["type"] == "cloud":
+                size = max_peak
+            else:
+                size = ceil_tolerant(max_peak / per_server)
+        layers.append((member, float(size), per_server))
+    rest = None
+    if option.get("rest") is not None:
+        rest = inputs["options"][names.index(str(option["rest"]))]
+    if option.get("egress_tiers"):
+        egress = _tiered_usd(egress_tb, option["egress_tiers"])
+    elif option.get("egress_usd_per_gb") is not None:
+        egress = egress_tb * GB_PER_TB * float(option["egress_usd_per_gb"])
+    else:
+        egress = 0.0
+    shortfall = 0.0
+    for m in range(H + 1):
+        cost = 0.0 if m == 0 else egress
+        busy, supply = work_at(m) if m else (0.0, 0.0)
+        bound = 0.0
+        below = supply
+        for member, size, per_server in layers:
+            if size <= 0:
+                continue
+            kind = member["type"]
+            if kind == "cloud":
+                c = future.get(
+                    "cloud_price_change_per_year", float(member["price_change_per_year"])
+                )
+                term = int(member.get("term_months") or H)
+                if m % term == 0 and m < H:
+                    cost += _number(member, "upfront_usd", 0.0)
+                capacity = size
+            else:
+                capacity = size * per_server
+            if kind == "on_prem" and m <= int(_number(member, "lead_time_months", 0)):
+                capacity = 0.0
+            bound += capacity
+            above = max(0.0, supply - bound * hpm)
+            served = below - above
+            below = above
+            if m == 0:
+                if kind == "dedicated":
+                    cost += _number(member, "setup_usd", 0.0)
+                elif kind == "on_prem" and not member.get("financing"):
+                    cost += size * float(member["capex_usd_per_server"])
+                continue
+            if kind == "cloud":
+                term_start = term * ((m - 1) // term)
+                rate = float(member["usd_per_gpu_hour"]) * (1.0 + c) ** (term_start / 12.0)
+                compute = size * hpm * rate
+                cost += compute + _number(member, "support_fraction", 0.0) * compute
+            elif kind == "dedicated":
+                cost += size * float(member["usd_per_server_month"])
+            else:
+                cost += _owned_month(member, size, per_server, m, H, hpm, served, busy, supply)
+                cost += (
+                    0.0
+                    if m <= int(_number(member, "lead_time_months", 0))
+                    else (
+                        _owned_power(
+                            member, size, capacity, served, busy, supply, hpm, kwh_multiplier
+                        )
+                    )
+                )
+        if m == 0:
+            monthly.append(cost)
+            continue
+        # what is left above K_last counts beyond the tolerance of a capacity of K_last hours
+        beyond = below if below > TOLERANCE * max(1.0, bound * hpm) else 0.0
+        if rest is None:
+            shortfall += beyond
+        else:
+            c = future.get("cloud_price_change_per_year", float(rest["price_change_per_year"]))
+            compute = beyond * float(rest["usd_per_gpu_hour"]) * (1.0 + c) ** ((m - 1) / 12.0)
+            if rest["billing"] == "spot":
+                overhead = future.get(
+                    "interruption_overhead", _number(rest, "interruption_overhead", 0.1)
+                )
+                compute *= 1.0 + overhead
+            cost += compute + _number(rest, "support_fraction", 0.0) * compute
+        monthly.append(cost)
+    return shortfall
+
+
+def _owned_month(
+    member: Mapping[str, Any],
+    servers: float,
+    per_server: int,
+    m: int,
+    H: int,
+    hpm: float,
+    served: float,
+    busy: float,
+    supply: float,
+) -> float:
+    """An owned layer's month but its power (version 1.3): financing, colo and support in
+    service, staff, and the resale at the end [USD]."""
+    capex = servers * float(member["capex_usd_per_server"])
+    kw = float(member["server_kw"])
+    cost = _number(member, "staff_usd_per_month", 0.0)
+    financing = member.get("financing")
+    if financing:
+        i = float(financing["apr"]) / 12.0
+        n = int(financing["term_months"])
+        payment = capex / n if i == 0.0 else capex * i / (1.0 - (1.0 + i) ** (-n))
+        if m <= n:
+            cost += payment
+        if m == H and n > H:
+            balance = capex
+            for _ in range(H):
+                balance = balance * (1.0 + i) - payment
+            cost += balance
+    if m > int(_number(member, "lead_time_months", 0)):
+        cost += servers * kw * _number(member, "colo_usd_per_kw_month", 0.0)
+        cost += capex * _number(member, "support_fraction_per_year", 0.0) / 12.0
+    if m == H:
+        cost += -capex * _number(member, "residual_fraction", 0.0)
+    return cost
+
+
+def _owned_power(
+    member: Mapping[str, Any],
+    servers: float,
+    capacity: float,
+    served: float,
+    busy: float,
+    supply: float,
+    hpm: float,
+    kwh_multiplier: float,
+) -> float:
+    """An owned layer's power in service at ``u = min(1, served × busy / (supply × C × hours))``."""
+    held = supply * capacity * hpm
+    u = min(1.0, served * busy / held) if held > 0 else 0.0
+    idle = _number(member, "idle_power_fraction", 0.3)
+    usd_per_kwh = _number(member, "usd_per_kwh", 0.10) * kwh_multiplier
+    return (
+        servers
+        * float(member["server_kw"])
+        * (idle + (1.0 - idle) * u)
+        * _number(member, "pue", 1.3)
+        * hpm
+        * usd_per_kwh
+    )
 
 
 def _close(

@@ -980,17 +980,27 @@ def gpu_option_path_costs(
     supply_bound: float,
     renewal: Array | None = None,
     load: LoadOnPaths | None = None,
+    mix_cache: dict[tuple[Any, ...], Any] | None = None,
 ) -> tuple[dict[str, Array], Array]:
     """A GPU option's path-dependent categories and shortfall on ``busy_o`` and ``supply_o``
     ``(P, H + 1)``: every cost takes ``supply_o``, the on-prem load ``u[m]`` takes ``busy_o``
     (which may be None for the other types). ``load``: the option's workloads on these paths
     (version 1.3), from which a fixed capacity's ``over(C)`` is taken where the busiest hours
-    make it differ from version 1.2's rule."""
+    make it differ from version 1.2's rule. ``mix_cache``: what a mix's candidates share on these
+    paths (:func:`costapp.tco.mix.mix_member_costs`)."""
     if option.mix is not None:
         from .mix import mix_path_costs  # the mix prices its members' rules
 
         return mix_path_costs(
-            option, futures, busy, supply, hours_per_month, horizon_months, load, cloud_trend
+            option,
+            futures,
+            busy,
+            supply,
+            hours_per_month,
+            horizon_months,
+            load,
+            cloud_trend,
+            mix_cache,
         )
     over = None
     capacity_gpus = fixed_capacity_gpus(option.rates)

@@ -163,6 +163,8 @@ class LoadOnPaths:
         self.hours_per_month = hours_per_month
         self.active_units = [load.unit if bool(np.any(load.active)) else 0.0 for load in self.loads]
         self._levels: list[Levels] | None = None
+        self._profiles: dict[tuple[bytes, ...], Profile] = {}
+        self._over: dict[tuple[float, tuple[bytes, ...]], Array] = {}
 
     @property
     def levels(self) -> list[Levels]:
@@ -197,15 +199,64 @@ class LoadOnPaths:
 
     def over(self, capacity: ArrayLike, unit_limit: ArrayLike | None = None) -> Array:
         """``over(C)`` [GPU-h/month] with ``C`` = ``capacity`` [GPUs] (a scalar or months
-        ``(H + 1,)``), units judged against ``unit_limit`` (``capacity`` when None)."""
-        hpm = self.hours_per_month
+        ``(H + 1,)``), units judged against ``unit_limit`` (``capacity`` when None).
+
+        ``L(x)`` is a step function that falls at each non-flat workload's ``d_w``: its levels,
+        longest-lasting step first, are made once per set of workloads left out (the
+        :class:`Profile`), and ``over`` once per capacity value, so a capacity over months (an
+        owned fleet before and after its lead time, a mix's bands) takes each month from the
+        value it holds there: the same arithmetic, element by element."""
         cap = np.asarray(capacity, dtype=np.float64)
         limit = cap if unit_limit is None else np.asarray(unit_limit, dtype=np.float64)
+        key = self.mask_key(limit)
+        if cap.ndim == 0:
+            return self._over_at(float(cap), key, limit)
+        values = np.unique(cap)
+        if len(values) == 1:
+            return self._over_at(float(values[0]), key, limit)
+        pieces = [(cap == value, self._over_at(float(value), key, limit)) for value in values]
+        shape = np.broadcast_shapes(*(piece.shape for _, piece in pieces), cap.shape)
+        total = np.empty(shape)
+        for months, piece in pieces:
+            total[..., months] = np.broadcast_to(piece, shape)[..., months]
+        return total
+
+    def mask_key(self, limit: Array) -> tuple[bytes, ...]:
+        """Which workloads a unit limit (a scalar or months ``(H + 1,)``) leaves out, as a key:
+        ``over`` depends on the limit through this alone."""
+        outs = [np.asarray(load.unit > limit) for load in self.loads]
+        return tuple(out.tobytes() + bytes(out.shape) for out in outs)
+
+    def _over_at(self, capacity: float, key: tuple[bytes, ...], limit: Array) -> Array:
+        """``over`` at one capacity value, cached by that value and the workloads left out."""
+        found = self._over.get((capacity, key))
+        if found is None:
+            profile = self.profile(limit, key)
+            total = profile.excluded + profile.tail_hours * np.maximum(
+                profile.base - capacity, 0.0
+            )
+            for length, level in zip(profile.lengths, profile.levels, strict=True):
+                total = total + length * np.maximum(level - capacity, 0.0)
+            found = np.asarray(total, dtype=np.float64)
+            self._over[(capacity, key)] = found
+        return found
+
+    def profile(self, limit: Array, key: tuple[bytes, ...] | None = None) -> Profile:
+        """The :class:`Profile` of the workloads whose units are within ``limit``, cached by
+        which workloads are left out."""
+        key = self.mask_key(limit) if key is None else key
+        found = self._profiles.get(key)
+        if found is None:
+            found = self._profile([load.unit > limit for load in self.loads])
+            self._profiles[key] = found
+        return found
+
+    def _profile(self, outs: Sequence[Mask | np.bool_]) -> Profile:
+        hpm = self.hours_per_month
         excluded = np.zeros((1, 1))
         base = np.zeros((1, 1))
         steps: list[tuple[Array, Array]] = []
-        for load, level in zip(self.loads, self.levels, strict=True):
-            out = load.unit > limit  # scalar or (H + 1,)
+        for out, level in zip(outs, self.levels, strict=True):
             if np.any(out):
                 excluded = excluded + np.where(out, level.supply, 0.0)
                 keep = ~out
@@ -220,14 +271,10 @@ class LoadOnPaths:
                 base = base + low
                 steps.append((rise if keep is None else np.where(keep, rise, 0.0), level.hours))
         if not steps:
-            return excluded + hpm * np.maximum(base - cap, 0.0)
+            return Profile(excluded, base, np.asarray(hpm), (), ())
         if len(steps) == 1:
             rise, hours = steps[0]
-            return (
-                excluded
-                + (hpm - hours) * np.maximum(base - cap, 0.0)
-                + hours * np.maximum(base + rise - cap, 0.0)
-            )
+            return Profile(excluded, base, hpm - hours, (hours,), (base + rise,))
         rises = np.stack(np.broadcast_arrays(*(rise for rise, _ in steps)))
         spans = np.stack(np.broadcast_arrays(*(hours for _, hours in steps)))
         shape = np.broadcast_shapes(rises.shape, spans.shape)
@@ -235,11 +282,24 @@ class LoadOnPaths:
         order = np.argsort(-spans, axis=0, kind="stable")
         spans = np.take_along_axis(spans, order, axis=0)  # longest first
         levels = base + np.cumsum(np.take_along_axis(rises, order, axis=0), axis=0)
-        total = excluded + (hpm - spans[0]) * np.maximum(base - cap, 0.0)
-        for k in range(len(steps)):
-            length = spans[k] - (spans[k + 1] if k + 1 < len(steps) else 0.0)
-            total = total + length * np.maximum(levels[k] - cap, 0.0)
-        return np.asarray(total, dtype=np.float64)
+        lengths = tuple(
+            spans[k] - (spans[k + 1] if k + 1 < len(steps) else 0.0) for k in range(len(steps))
+        )
+        return Profile(excluded, base, hpm - spans[0], lengths, tuple(levels))
+
+
+@dataclass(frozen=True, eq=False)
+class Profile:
+    """``L(x)`` of the workloads a capacity runs, on some paths: ``base`` GPUs for the last
+    ``tail_hours`` of the month, ``levels[k]`` GPUs for ``lengths[k]`` hours each before (the
+    busiest last), and the supply of those it cannot run, ``excluded`` [GPU-h/month]; so
+    ``over(C) = excluded + tail_hours × max(0, base − C) + Σ lengths[k] × max(0, levels[k] − C)``."""
+
+    excluded: Array
+    base: Array
+    tail_hours: Array
+    lengths: tuple[Array, ...]
+    levels: tuple[Array, ...]
 
 
 def done_gpu_hours(busy: Array, supply: Array, over: Array) -> Array:

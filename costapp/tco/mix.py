@@ -164,27 +164,66 @@ class MixService:
     rest: Array  # counted: above the tolerance of K_last × hours
 
 
-def mix_service(terms: MixTerms, load: LoadOnPaths, supply: Array, hours: float) -> MixService:
+MixCache = dict[tuple[Any, ...], Any]
+"""What the candidates of a joint sizing share on one block of paths: ``over`` at each capacity,
+each layer's costs at its size and band, ``rest``'s at each total capacity. Every entry is what
+the same call computes without the cache, so a candidate's figures are those of the mix priced
+alone at those sizes, bit for bit."""
+
+
+def _key(array: Array) -> bytes:
+    return array.tobytes()
+
+
+def mix_service(
+    terms: MixTerms,
+    load: LoadOnPaths,
+    supply: Array,
+    hours: float,
+    cache: MixCache | None = None,
+) -> MixService:
     """Each layer's band of the load and ``rest``'s hours on the paths of ``load``."""
+    cache = {} if cache is None else cache
     limit = terms.total_capacity_gpus
-    flat = load.all_flat() and all(
-        unit <= 0.0 or bool(np.all(unit <= limit[1:])) for unit in load.active_units
-    )
+    limit_key = load.mask_key(limit)  # over* depends on K_last only through the units left out
+    flat_key = ("flat", limit_key)
+    if flat_key not in cache:
+        cache[flat_key] = load.all_flat() and all(
+            unit <= 0.0 or bool(np.all(unit <= limit[1:])) for unit in load.active_units
+        )
+    flat = cache[flat_key]
 
     def over(capacity: Array) -> Array:
-        if flat:  # every load flat and no unit above K_last: version 1.2's rule
-            return np.maximum(supply - capacity * hours, 0.0)
-        return load.over(capacity, limit)
+        key = ("over", _key(capacity), limit_key)
+        found = cache.get(key)
+        if found is None:
+            if flat:  # every load flat and no unit above K_last: version 1.2's rule
+                found = np.maximum(supply - capacity * hours, 0.0)
+            else:
+                found = load.over(capacity, limit)
+            cache[key] = found
+        return found
 
     below = supply
     bound = np.zeros_like(limit)
     served: list[Array] = []
     for layer in terms.layers:
+        lower = bound
         bound = bound + layer.capacity_gpus
+        key = ("served", _key(lower), _key(bound), limit_key)
+        band = cache.get(key)
         above = over(bound)
-        served.append(below - above)
+        if band is None:
+            band = below - above
+            cache[key] = band
+        served.append(band)
         below = above
-    return MixService(tuple(served), counted_over(below, limit * hours))
+    rest_key = ("rest", _key(limit))
+    rest = cache.get(rest_key)
+    if rest is None:
+        rest = counted_over(below, limit * hours)
+        cache[rest_key] = rest
+    return MixService(tuple(served), rest)
 
 
 def mix_member_costs(
@@ -196,70 +235,117 @@ def mix_member_costs(
     horizon: int,
     load: LoadOnPaths,
     cloud_trend: Array | None,
+    cache: MixCache | None = None,
 ) -> tuple[list[dict[str, Array]], dict[str, Array], MixService]:
-    """Each layer's and ``rest``'s path-dependent categories [USD/month] and the service."""
+    """Each layer's and ``rest``'s path-dependent categories [USD/month] and the service.
+
+    ``cache``: shared by calls on the same paths (``futures``, ``busy``, ``supply``, ``load``),
+    as a joint sizing's candidates are on one block."""
+    cache = {} if cache is None else cache
     terms = mix_terms_of(option)
-    service = mix_service(terms, load, supply, hours)
-    c = futures.cloud_price_change_per_year
+    service = mix_service(terms, load, supply, hours, cache)
     parts: list[dict[str, Array]] = []
-    for layer, served in zip(terms.layers, service.served, strict=True):
-        costs: dict[str, Array] = {}
-        rates = layer.rates
+    bound = np.zeros_like(terms.total_capacity_gpus)
+    for j, (layer, served) in enumerate(zip(terms.layers, service.served, strict=True)):
+        lower = bound
+        bound = bound + layer.capacity_gpus
         if layer.size <= 0:
-            parts.append(costs)
+            parts.append({})
             continue
-        if isinstance(rates, CloudRates):
-            compute = committed_base_usd(
-                rates.committed_gpus,
-                hours,
-                rates.usd_per_gpu_hour,
-                rates.price_change_per_year if c is None else c,
-                rates.term_months,
-                horizon,
-            )
-            costs["compute"] = compute
-            if rates.support_fraction != 0.0:
-                costs["support"] = rates.support_fraction * compute
-        elif isinstance(rates, OnPremRates):
-            held = layer.capacity_gpus * hours
-            denominator = supply * held
-            safe = np.where(denominator > 0.0, denominator, 1.0)
-            u = np.where(denominator > 0.0, np.minimum(1.0, served * busy / safe), 0.0)
-            usd_per_kwh: Any = rates.usd_per_kwh
-            if futures.usd_per_kwh_multiplier is not None:
-                usd_per_kwh = rates.usd_per_kwh * futures.usd_per_kwh_multiplier
-            power = power_usd(
-                rates.servers,
-                rates.server_kw,
-                rates.idle_power_fraction,
-                u,
-                rates.pue,
-                hours,
-                usd_per_kwh,
-            )
-            power = np.array(np.broadcast_to(power, np.broadcast_shapes(power.shape, u.shape)))
-            power[..., : first_service_month(rates.lead_time_months)] = 0.0
-            costs["power"] = power
+        band = (_key(lower), _key(bound), load.mask_key(terms.total_capacity_gpus))
+        key = ("layer", j, layer.size, *(band if isinstance(layer.rates, OnPremRates) else ()))
+        costs = cache.get(key)
+        if costs is None:
+            costs = _layer_costs(layer, served, futures, busy, supply, hours, horizon)
+            cache[key] = costs
         parts.append(costs)
     rest_costs: dict[str, Array] = {}
     if terms.rest is not None:
-        rates = terms.rest.rates
-        if c is None:
-            k = trend_factor(rates.price_change_per_year, horizon)
-        else:
-            k = trend_factor(c, horizon) if cloud_trend is None else cloud_trend
-        compute = service.rest * rates.usd_per_gpu_hour * k
-        if rates.billing == "spot":
-            overhead = (
-                rates.interruption_overhead
-                if futures.interruption_overhead is None
-                else futures.interruption_overhead
-            )
-            compute = compute * (1.0 + paths_column(overhead))
-        rest_costs["compute"] = compute
-        if rates.support_fraction != 0.0:
-            rest_costs["support"] = rates.support_fraction * compute
+        key = ("rest costs", _key(terms.total_capacity_gpus))
+        found = cache.get(key)
+        if found is None:
+            found = _rest_costs(terms.rest, service.rest, futures, horizon, cloud_trend)
+            cache[key] = found
+        rest_costs = found
     return parts, rest_costs, service
+
+
+def _layer_costs(
+    layer: MixLayer,
+    served: Array,
+    futures: Futures,
+    busy: Array,
+    supply: Array,
+    hours: float,
+    horizon: int,
+) -> dict[str, Array]:
+    """One held layer's path-dependent categories [USD/month]: a commitment's GPUs at the
+    renewed rate (and its support on them), an owned layer's power at the load it serves."""
+    costs: dict[str, Array] = {}
+    rates = layer.rates
+    c = futures.cloud_price_change_per_year
+    if isinstance(rates, CloudRates):
+        compute = committed_base_usd(
+            rates.committed_gpus,
+            hours,
+            rates.usd_per_gpu_hour,
+            rates.price_change_per_year if c is None else c,
+            rates.term_months,
+            horizon,
+        )
+        costs["compute"] = compute
+        if rates.support_fraction != 0.0:
+            costs["support"] = rates.support_fraction * compute
+    elif isinstance(rates, OnPremRates):
+        held = layer.capacity_gpus * hours
+        denominator = supply * held
+        safe = np.where(denominator > 0.0, denominator, 1.0)
+        u = np.where(denominator > 0.0, np.minimum(1.0, served * busy / safe), 0.0)
+        usd_per_kwh: Any = rates.usd_per_kwh
+        if futures.usd_per_kwh_multiplier is not None:
+            usd_per_kwh = rates.usd_per_kwh * futures.usd_per_kwh_multiplier
+        power = power_usd(
+            rates.servers,
+            rates.server_kw,
+            rates.idle_power_fraction,
+            u,
+            rates.pue,
+            hours,
+            usd_per_kwh,
+        )
+        power = np.array(np.broadcast_to(power, np.broadcast_shapes(power.shape, u.shape)))
+        power[..., : first_service_month(rates.lead_time_months)] = 0.0
+        costs["power"] = power
+    return costs
+
+
+def _rest_costs(
+    rest: MixRest,
+    hours_served: Array,
+    futures: Futures,
+    horizon: int,
+    cloud_trend: Array | None,
+) -> dict[str, Array]:
+    """``rest``'s categories [USD/month]: ``served × rate × k[m]`` (× ``1 +
+    interruption_overhead`` on spot), and its support on that compute."""
+    rates = rest.rates
+    c = futures.cloud_price_change_per_year
+    if c is None:
+        k = trend_factor(rates.price_change_per_year, horizon)
+    else:
+        k = trend_factor(c, horizon) if cloud_trend is None else cloud_trend
+    compute = hours_served * rates.usd_per_gpu_hour * k
+    if rates.billing == "spot":
+        overhead = (
+            rates.interruption_overhead
+            if futures.interruption_overhead is None
+            else futures.interruption_overhead
+        )
+        compute = compute * (1.0 + paths_column(overhead))
+    costs = {"compute": compute}
+    if rates.support_fraction != 0.0:
+        costs["support"] = rates.support_fraction * compute
+    return costs
 
 
 def mix_path_costs(
@@ -271,13 +357,14 @@ def mix_path_costs(
     horizon: int,
     load: LoadOnPaths | None,
     cloud_trend: Array | None,
+    cache: MixCache | None = None,
 ) -> tuple[dict[str, Array], Array]:
     """A mix's path-dependent categories [USD/month] and shortfall per path [GPU-h]: what
-    neither the layers nor ``rest`` serve."""
+    neither the layers nor ``rest`` serve. ``cache``: see :func:`mix_member_costs`."""
     if busy is None or load is None:
         raise ValueError("a mix's costs need busy_o and its load")
     parts, rest, service = mix_member_costs(
-        option, futures, busy, supply, hours, horizon, load, cloud_trend
+        option, futures, busy, supply, hours, horizon, load, cloud_trend, cache
     )
     costs: dict[str, Array] = {}
     for part in (*parts, rest):
@@ -286,7 +373,13 @@ def mix_path_costs(
     n_paths = supply.shape[0]
     terms = mix_terms_of(option)
     if terms.rest is None:
-        shortfall = np.broadcast_to(service.rest, supply.shape).sum(axis=-1)
+        key = ("shortfall", _key(terms.total_capacity_gpus))
+        found = None if cache is None else cache.get(key)
+        shortfall = (
+            np.broadcast_to(service.rest, supply.shape).sum(axis=-1) if found is None else found
+        )
+        if cache is not None:
+            cache[key] = shortfall
     else:
         shortfall = np.zeros(n_paths)
     return costs, shortfall

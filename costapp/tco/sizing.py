@@ -507,6 +507,7 @@ def candidate_path_costs(
     bound: float,
     renewal: Array | None,
     load: LoadOnPaths | None = None,
+    mix_cache: dict[tuple[Any, ...], Any] | None = None,
 ) -> tuple[dict[str, Array], Array]:
     """One candidate's path-dependent categories and shortfall, by the same calls
     :func:`costapp.tco.core.option_path_costs` makes, on the shared ``busy_o`` and ``supply_o``
@@ -522,6 +523,7 @@ def candidate_path_costs(
         supply_bound=bound,
         renewal=renewal,
         load=load,
+        mix_cache=mix_cache,
     )
 
 
@@ -561,6 +563,7 @@ def candidates_cost(
         if candidates[0].load
         else None
     )
+    mix_cache: dict[tuple[Any, ...], Any] | None = {} if candidates[0].mix is not None else None
     for c, option in enumerate(candidates):
         costs, option_shortfall = candidate_path_costs(
             plan,
@@ -572,6 +575,7 @@ def candidates_cost(
             bound=bound,
             renewal=renewal,
             load=load,
+            mix_cache=mix_cache,
         )
         parts = list(costs.values())
         if parts:

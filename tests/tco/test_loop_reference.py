@@ -4,7 +4,9 @@ option: on the document's own values and on Monte Carlo paths."""
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,6 +20,7 @@ from .helpers import gpu_figures, normalized, plan_of, scenario, scenario_names
 from .test_v11_figures import flat
 
 RELATIVE = 1e-9
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def assert_close(a: float, b: float, where: str) -> None:
@@ -35,8 +38,8 @@ def flat_1_2(doc: dict) -> dict:
     return flattened
 
 
-def check(doc: dict, paths: int) -> None:
-    doc = flat_1_2(doc)
+def check(doc: dict, paths: int, *, flatten: bool = True) -> None:
+    doc = flat_1_2(doc) if flatten else doc
     inputs, _ = normalized(doc)
     plan = plan_of(doc)
     draws: list[dict[str, float]] = [{}]
@@ -70,3 +73,9 @@ def test_the_loop_gives_the_engines_costs_on_paths_with_resident_goodput_and_api
 
 def test_the_loop_gives_the_engines_costs_on_the_paths_of_the_uncertain_fleet():
     check(scenario("uncertain-h100-fleet"), paths=25)
+
+
+def test_the_loop_gives_the_engines_costs_of_a_mix_on_flat_loads_on_paths():
+    document = json.loads((ROOT / "bench" / "uncertain-h100-fleet-mix.json").read_text())
+    assert document["options"][-1]["type"] == "mix"
+    check(document, paths=25, flatten=False)

@@ -318,7 +318,7 @@ def test_an_option_gpu_must_exist_in_the_catalog():
 
 @pytest.mark.parametrize(
     ("gpu", "precision"),
-    [("t4", "bf16"), ("a100-sxm-80gb", "fp8"), ("b300", "tf32"), ("v100-sxm2-32gb", "fp8")],
+    [("t4", "bf16"), ("a100-sxm-80gb", "fp8"), ("mi355x", "tf32"), ("v100-sxm2-32gb", "fp8")],
 )
 def test_a_training_precision_must_exist_on_the_workload_gpu(gpu, precision):
     training = {
