@@ -192,4 +192,3 @@ def attempt_begin(*, username: str, remote_addr: str | None) -> Attempt:
             {key: [*logs[key], (now, member)] for key in keys}, timeout=math.ceil(window)
         )
     return Attempt(keys, member, local)
-
