@@ -16,6 +16,7 @@
 """
 
 import io
+import logging
 import os
 import shutil
 import subprocess
@@ -163,6 +164,57 @@ def _catalog_database(django_db_setup, django_db_blocker) -> _Catalog:
     """The shipped catalog loaded into this process's test database, once."""
     _CATALOG.first_load(django_db_blocker)
     return _CATALOG
+
+
+@pytest.fixture(autouse=True)
+def commits_run_their_hooks(monkeypatch):
+    """The code's own transactions commit, as far as their on-commit hooks (a run's tasks
+    published, the catalog version moved on) can tell.
+
+    pytest-django runs a database test inside a transaction of the test's own that is rolled back
+    at its end, so a hook would never run. Here the test's transaction does not count: a hook
+    registered outside the code's own transactions runs at once (as in autocommit), and those of
+    the code's outermost transaction run, in order, when it ends without error (those of a block
+    rolled back are dropped, as Django drops them). A transactional test commits for real."""
+    from django.db import transaction
+    from django.db.backends.base.base import BaseDatabaseWrapper
+
+    def own_blocks(connection) -> list:
+        return [block for block in connection.atomic_blocks if not block._from_testcase]
+
+    def hooks_run(connection) -> None:
+        hooks, connection.run_on_commit = connection.run_on_commit, []
+        for _savepoints, func, robust in hooks:
+            if robust:
+                try:
+                    func()
+                except Exception:  # a robust hook's failure is logged, as Django does
+                    logging.getLogger("django.db.backends.base").exception("on_commit hook")
+            else:
+                func()
+
+    on_commit = BaseDatabaseWrapper.on_commit
+
+    def on_commit_now_or_later(self, func, robust=False):
+        on_commit(self, func, robust)
+        if self.in_atomic_block and not own_blocks(self):
+            hooks_run(self)
+
+    exit_ = transaction.Atomic.__exit__
+
+    def exit_committing(self, exc_type, exc_value, traceback):
+        connection = transaction.get_connection(self.using)
+        outermost = not self._from_testcase and own_blocks(connection) == [self]
+        exit_(self, exc_type, exc_value, traceback)
+        if not outermost or not connection.in_atomic_block:
+            return
+        if exc_type is None and not connection.needs_rollback:
+            hooks_run(connection)
+        else:  # the code's transaction rolled back: none of its hooks runs
+            connection.run_on_commit = []
+
+    monkeypatch.setattr(BaseDatabaseWrapper, "on_commit", on_commit_now_or_later)
+    monkeypatch.setattr(transaction.Atomic, "__exit__", exit_committing)
 
 
 def sign_in_failures_forget() -> None:
