@@ -15,6 +15,7 @@
   a fifth of the examples) or ``ci`` (every example; ``.ci/run`` sets it): ``tests/examples.py``.
 """
 
+import contextlib
 import io
 import logging
 import os
@@ -23,6 +24,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -478,15 +480,27 @@ def page(browser):
     context.close()
 
 
-@pytest.fixture
-def tasks_in_process():
-    """Tasks run in this process, as on the embedded default (whatever broker is configured)."""
+@contextlib.contextmanager
+def tasks_run_in_process() -> Iterator[None]:
+    """Tasks run in this process as they are published, as on the embedded default (whatever
+    broker is configured), each block of paths a unit of its own (``RUN_BLOCKS_PER_TASK`` 1), so
+    a run of a few thousand paths lands several units and merges them; a test wanting other units
+    sets ``RUN_BLOCKS_PER_TASK`` itself."""
     from django.test import override_settings
 
     from costapp.celery import app
 
     before = app.conf.task_always_eager
     app.conf.task_always_eager = True
-    with override_settings(REDIS_URL="", RUN_BLOCKS_PER_TASK=2):
+    try:
+        with override_settings(REDIS_URL="", RUN_BLOCKS_PER_TASK=1):
+            yield
+    finally:
+        app.conf.task_always_eager = before
+
+
+@pytest.fixture
+def tasks_in_process() -> Iterator[None]:
+    """Tasks run in this process (:func:`tasks_run_in_process`), for the whole test."""
+    with tasks_run_in_process():
         yield
-    app.conf.task_always_eager = before
