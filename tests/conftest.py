@@ -223,19 +223,26 @@ def sign_in_failures_forget() -> None:
     """Forget every failed sign-in counted: the limiter's keys in the cache (with Redis, found by
     their prefix; the embedded default's cache is this process's own, emptied) and the counts of
     the per-process stand-in."""
-    from django.core.cache import cache
-
     from accounts import guessing
+
+    cache_forget(f"*{guessing.KEY_PREFIX}:*")
+    guessing.FALLBACK.cache.clear()
+
+
+def cache_forget(pattern: str = "*") -> None:
+    """Forget the app cache's keys matching ``pattern`` when the cache is Redis (only the cache's
+    own keys: the same Redis database holds the broker's queues), or empty the embedded default's
+    cache, this process's own, whatever ``pattern`` says."""
+    from django.core.cache import cache
 
     client_of = getattr(cache, "redis_client", None)
     if client_of is None:
         cache.clear()
-    else:
-        client = client_of()
-        keys = list(client.scan_iter(match=f"*{guessing.KEY_PREFIX}:*", count=1000))
-        if keys:
-            client.delete(*keys)
-    guessing.FALLBACK.cache.clear()
+        return
+    client = client_of()
+    keys = list(client.scan_iter(match=cache.make_key(pattern, version="*"), count=1000))
+    if keys:
+        client.delete(*keys)
 
 
 @pytest.fixture(autouse=True)
