@@ -16,6 +16,7 @@
 """
 
 import contextlib
+import fnmatch
 import io
 import logging
 import os
@@ -220,9 +221,8 @@ def commits_run_their_hooks(monkeypatch):
 
 
 def sign_in_failures_forget() -> None:
-    """Forget every failed sign-in counted: the limiter's keys in the cache (with Redis, found by
-    their prefix; the embedded default's cache is this process's own, emptied) and the counts of
-    the per-process stand-in."""
+    """Forget every failed sign-in counted: the limiter's keys in the cache (found by their
+    prefix) and the counts of the per-process stand-in."""
     from accounts import guessing
 
     cache_forget(f"*{guessing.KEY_PREFIX}:*")
@@ -230,17 +230,20 @@ def sign_in_failures_forget() -> None:
 
 
 def cache_forget(pattern: str = "*") -> None:
-    """Forget the app cache's keys matching ``pattern`` when the cache is Redis (only the cache's
-    own keys: the same Redis database holds the broker's queues), or empty the embedded default's
-    cache, this process's own, whatever ``pattern`` says."""
+    """Forget the app cache's keys matching ``pattern`` (a glob of the key as the code names it):
+    in Redis only the cache's own keys (the same Redis database holds the broker's queues); in
+    the embedded default's cache, this process's own, its stored keys."""
     from django.core.cache import cache
 
+    made = cache.make_key(pattern, version="*")
     client_of = getattr(cache, "redis_client", None)
-    if client_of is None:
-        cache.clear()
+    if client_of is None:  # LocMemCache: its keys, as made, are in its (private) store
+        for key in [key for key in list(cache._cache) if fnmatch.fnmatchcase(key, made)]:
+            with cache._lock:
+                cache._delete(key)
         return
     client = client_of()
-    keys = list(client.scan_iter(match=cache.make_key(pattern, version="*"), count=1000))
+    keys = list(client.scan_iter(match=made, count=1000))
     if keys:
         client.delete(*keys)
 
