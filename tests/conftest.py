@@ -9,8 +9,9 @@
 - The shipped catalog is loaded once into each test database and committed, for the tests that
   ask for it (the ``catalog`` fixture); the other database tests see an empty catalog. The tests
   asking for it run first, so each test process loads it once and empties it once; a
-  transactional test empties the database after it, and the catalog is loaded again before the
-  next test that asks for it. A test may change the catalog: its transaction is rolled back.
+  transactional test empties the database after it, and the rows the first load wrote are
+  written back before the next test that asks for it (a copy, cheaper than a second load). A
+  test may change the catalog: its transaction is rolled back.
 - Hypothesis runs under the profile named by ``HYPOTHESIS_PROFILE``: ``quick`` (the default,
   a fifth of the examples) or ``ci`` (every example; ``.ci/run`` sets it): ``tests/examples.py``.
 """
@@ -88,6 +89,9 @@ class _Catalog:
         self.blocker = None  # pytest-django's database blocker, once the database is set up
         self.tables: list[str] = []  # the tables load_catalog writes, all empty before it
         self.output = ""  # what load_catalog printed, loading into an empty catalog
+        # what the first load wrote: each table's columns and rows, written back after a
+        # transactional test emptied the database (a copy of the rows, not a second load)
+        self.rows: dict[str, tuple[list[str], list[tuple]]] = {}
 
     def present(self) -> bool:
         from django.db import connection
@@ -100,6 +104,48 @@ class _Catalog:
         out = io.StringIO()
         call_command("load_catalog", stdout=out)
         self.output = out.getvalue()
+
+    def keep(self) -> None:
+        """Keep the rows the first load wrote, table by table."""
+        from django.db import connection
+
+        with connection.cursor() as cursor:
+            for table in self.tables:
+                cursor.execute(f"SELECT * FROM {connection.ops.quote_name(table)}")
+                columns = [column[0] for column in cursor.description]
+                rows = cursor.fetchall()
+                if connection.vendor == "postgresql":  # JSON read as Python, written as JSON
+                    from psycopg.types.json import Jsonb
+
+                    rows = [
+                        tuple(Jsonb(v) if isinstance(v, dict | list) else v for v in row)
+                        for row in rows
+                    ]
+                self.rows[table] = (columns, rows)
+
+    def restore(self) -> None:
+        """Write the kept rows back into the emptied tables in one transaction (the foreign keys
+        are checked at its commit), move the tables' id sequences past them, and mark the
+        catalog changed, as a load would."""
+        from django.apps import apps
+        from django.core.management.color import no_style
+        from django.db import connection, transaction
+
+        from hardware.catalog_version import catalog_changed
+
+        quote = connection.ops.quote_name
+        with transaction.atomic(), connection.cursor() as cursor:
+            for table, (columns, rows) in self.rows.items():
+                if rows:
+                    names = ", ".join(quote(column) for column in columns)
+                    marks = ", ".join(["%s"] * len(columns))
+                    cursor.executemany(
+                        f"INSERT INTO {quote(table)} ({names}) VALUES ({marks})", rows
+                    )
+            models = [m for m in apps.get_models() if m._meta.db_table in self.rows]
+            for statement in connection.ops.sequence_reset_sql(no_style(), models):
+                cursor.execute(statement)
+            catalog_changed()
 
     def empty(self) -> None:
         from django.core.management.color import no_style
@@ -129,6 +175,8 @@ class _Catalog:
             pytest.fail(f"load_catalog wrote no table or one with rows before it: {kept}")
         self.tables = sorted(written, key=lambda table: -after[table])
         self.blocker = blocker
+        with blocker.unblock():
+            self.keep()
 
     def prepare(self, item) -> None:
         """Before ``item``'s fixtures: the catalog committed if it asks for it, none otherwise."""
@@ -137,7 +185,7 @@ class _Catalog:
         with self.blocker.unblock():
             wanted, present = _wants_catalog(item), self.present()
             if wanted and not present:
-                self.load()
+                self.restore()
             elif present and not wanted:
                 self.empty()
 
@@ -260,8 +308,8 @@ def sign_in_failures_forgotten():
 def catalog(_catalog_database, db) -> str:
     """The whole shipped catalog (GPU models, prices, egress tiers, demonstration quotes) in the
     test database; returns what ``load_catalog`` printed loading it into an empty catalog."""
-    if not _catalog_database.present():  # (only if something emptied it unseen: load it here)
-        _catalog_database.load()
+    if not _catalog_database.present():  # (only if something emptied it unseen: put it back)
+        _catalog_database.restore()
     return _catalog_database.output
 
 
