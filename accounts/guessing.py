@@ -61,7 +61,6 @@ return '0'
 """
 _scripts: dict[int, Any] = {}
 _lock = threading.Lock()
-_keys_used: set[str] = set()
 FALLBACK = LocalFallback("failed sign-ins")
 
 
@@ -162,7 +161,6 @@ def attempt_begin(*, username: str, remote_addr: str | None) -> Attempt:
     member = secrets.token_hex(8)
     keyed = _keys(username, remote_addr)
     keys = [key for key, _limit in keyed]
-    _keys_used.update(keys)
     script = _redis_script()
     local: Any = cache
     if script is not None:
@@ -194,10 +192,3 @@ def attempt_begin(*, username: str, remote_addr: str | None) -> Attempt:
             {key: [*logs[key], (now, member)] for key in keys}, timeout=math.ceil(window)
         )
     return Attempt(keys, member, local)
-
-
-def forget_all() -> None:
-    """Forget every count this process has written (for tests: each starts with none)."""
-    cache.delete_many(list(_keys_used))
-    FALLBACK.cache.clear()
-    _keys_used.clear()

@@ -29,8 +29,8 @@ from .refresh import (
     refresh_runs_stopped_fail,
 )
 from .refresh_lease import RefreshLease, RefreshLocked, refresh_lease
-from .sources.feeds import FEEDS
 from .sources.fetch import FetchError, FetchPolicy, Validators, feed_fetch, url_shown
+from .sources.registry import HTTP_SOURCES
 
 # Validators are taken from the last run whose feed reached the catalog or matched it.
 FETCHED_STATUSES = (RefreshStatus.APPLIED, RefreshStatus.UNCHANGED, RefreshStatus.APPROVED)
@@ -75,8 +75,8 @@ def feed_source_refresh(*, source: str) -> FeedRefreshOutcome:
     """Refresh ``source`` from its URL (module docstring); raise ``RefreshError`` when the source
     is unknown or off (no URL).
     """
-    if source not in FEEDS:
-        raise RefreshError(f"unknown feed source {source!r}: one of {', '.join(FEEDS)}")
+    if source not in HTTP_SOURCES:
+        raise RefreshError(f"unknown feed source {source!r}: one of {', '.join(HTTP_SOURCES)}")
     url = str(settings.PRICE_SOURCES.get(source, {}).get("url") or "").strip()
     if not url:
         raise RefreshError(f"source {source} is off: PRICE_SOURCES[{source!r}].url is empty")
@@ -89,7 +89,7 @@ def feed_source_refresh(*, source: str) -> FeedRefreshOutcome:
 
 
 def _fetch_and_refresh(source: str, url: str, lease: RefreshLease) -> FeedRefreshOutcome:
-    feed = FEEDS[source]
+    feed = HTTP_SOURCES[source]
     validators = last_validators(source=source)
     run = refresh_run_start(
         source=source, provider=feed.provider, feed_name=f"{source} feed", feed_url=url_shown(url)

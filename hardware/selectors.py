@@ -296,18 +296,6 @@ def egress_tier_standing() -> dict[str, dict]:
     return found
 
 
-def offer_choices(*, gpu: str, billings: list[str], limit: int = 25) -> QuerySet[InstancePrice]:
-    """The current prices of ``gpu`` in ``billings``, cheapest per GPU-hour first (at most
-    ``limit``), marked as on the prices page (``egress_known``, ``is_stale``)."""
-    return (
-        current_prices_for_pages()
-        .filter(offer__gpu__slug=gpu, billing__in=billings)
-        .order_by(
-            "usd_per_gpu_hour", "offer__provider__slug", "offer__instance_type", "region__code"
-        )[:limit]
-    )
-
-
 def _bound_order(up_to_tb: Decimal | None) -> tuple[bool, Decimal]:
     return (up_to_tb is None, Decimal(0) if up_to_tb is None else up_to_tb)
 

@@ -9,19 +9,24 @@
 - The shipped catalog is loaded once into each test database and committed, for the tests that
   ask for it (the ``catalog`` fixture); the other database tests see an empty catalog. The tests
   asking for it run first, so each test process loads it once and empties it once; a
-  transactional test empties the database after it, and the catalog is loaded again before the
-  next test that asks for it. A test may change the catalog: its transaction is rolled back.
+  transactional test empties the database after it, and the rows the first load wrote are
+  written back before the next test that asks for it (a copy, cheaper than a second load). A
+  test may change the catalog: its transaction is rolled back.
 - Hypothesis runs under the profile named by ``HYPOTHESIS_PROFILE``: ``quick`` (the default,
   a fifth of the examples) or ``ci`` (every example; ``.ci/run`` sets it): ``tests/examples.py``.
 """
 
+import contextlib
+import fnmatch
 import io
+import logging
 import os
 import shutil
 import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -84,6 +89,9 @@ class _Catalog:
         self.blocker = None  # pytest-django's database blocker, once the database is set up
         self.tables: list[str] = []  # the tables load_catalog writes, all empty before it
         self.output = ""  # what load_catalog printed, loading into an empty catalog
+        # what the first load wrote: each table's columns and rows, written back after a
+        # transactional test emptied the database (a copy of the rows, not a second load)
+        self.rows: dict[str, tuple[list[str], list[tuple]]] = {}
 
     def present(self) -> bool:
         from django.db import connection
@@ -96,6 +104,48 @@ class _Catalog:
         out = io.StringIO()
         call_command("load_catalog", stdout=out)
         self.output = out.getvalue()
+
+    def keep(self) -> None:
+        """Keep the rows the first load wrote, table by table."""
+        from django.db import connection
+
+        with connection.cursor() as cursor:
+            for table in self.tables:
+                cursor.execute(f"SELECT * FROM {connection.ops.quote_name(table)}")
+                columns = [column[0] for column in cursor.description]
+                rows = cursor.fetchall()
+                if connection.vendor == "postgresql":  # JSON read as Python, written as JSON
+                    from psycopg.types.json import Jsonb
+
+                    rows = [
+                        tuple(Jsonb(v) if isinstance(v, dict | list) else v for v in row)
+                        for row in rows
+                    ]
+                self.rows[table] = (columns, rows)
+
+    def restore(self) -> None:
+        """Write the kept rows back into the emptied tables in one transaction (the foreign keys
+        are checked at its commit), move the tables' id sequences past them, and mark the
+        catalog changed, as a load would."""
+        from django.apps import apps
+        from django.core.management.color import no_style
+        from django.db import connection, transaction
+
+        from hardware.catalog_version import catalog_changed
+
+        quote = connection.ops.quote_name
+        with transaction.atomic(), connection.cursor() as cursor:
+            for table, (columns, rows) in self.rows.items():
+                if rows:
+                    names = ", ".join(quote(column) for column in columns)
+                    marks = ", ".join(["%s"] * len(columns))
+                    cursor.executemany(
+                        f"INSERT INTO {quote(table)} ({names}) VALUES ({marks})", rows
+                    )
+            models = [m for m in apps.get_models() if m._meta.db_table in self.rows]
+            for statement in connection.ops.sequence_reset_sql(no_style(), models):
+                cursor.execute(statement)
+            catalog_changed()
 
     def empty(self) -> None:
         from django.core.management.color import no_style
@@ -125,6 +175,8 @@ class _Catalog:
             pytest.fail(f"load_catalog wrote no table or one with rows before it: {kept}")
         self.tables = sorted(written, key=lambda table: -after[table])
         self.blocker = blocker
+        with blocker.unblock():
+            self.keep()
 
     def prepare(self, item) -> None:
         """Before ``item``'s fixtures: the catalog committed if it asks for it, none otherwise."""
@@ -133,7 +185,7 @@ class _Catalog:
         with self.blocker.unblock():
             wanted, present = _wants_catalog(item), self.present()
             if wanted and not present:
-                self.load()
+                self.restore()
             elif present and not wanted:
                 self.empty()
 
@@ -166,21 +218,98 @@ def _catalog_database(django_db_setup, django_db_blocker) -> _Catalog:
 
 
 @pytest.fixture(autouse=True)
+def commits_run_their_hooks(monkeypatch):
+    """The code's own transactions commit, as far as their on-commit hooks (a run's tasks
+    published, the catalog version moved on) can tell.
+
+    pytest-django runs a database test inside a transaction of the test's own that is rolled back
+    at its end, so a hook would never run. Here the test's transaction does not count: a hook
+    registered outside the code's own transactions runs at once (as in autocommit), and those of
+    the code's outermost transaction run, in order, when it ends without error (those of a block
+    rolled back are dropped, as Django drops them). A transactional test commits for real."""
+    from django.db import transaction
+    from django.db.backends.base.base import BaseDatabaseWrapper
+
+    def own_blocks(connection) -> list:
+        return [block for block in connection.atomic_blocks if not block._from_testcase]
+
+    def hooks_run(connection) -> None:
+        hooks, connection.run_on_commit = connection.run_on_commit, []
+        for _savepoints, func, robust in hooks:
+            if robust:
+                try:
+                    func()
+                except Exception:  # a robust hook's failure is logged, as Django does
+                    logging.getLogger("django.db.backends.base").exception("on_commit hook")
+            else:
+                func()
+
+    on_commit = BaseDatabaseWrapper.on_commit
+
+    def on_commit_now_or_later(self, func, robust=False):
+        on_commit(self, func, robust)
+        if self.in_atomic_block and not own_blocks(self):
+            hooks_run(self)
+
+    exit_ = transaction.Atomic.__exit__
+
+    def exit_committing(self, exc_type, exc_value, traceback):
+        connection = transaction.get_connection(self.using)
+        outermost = not self._from_testcase and own_blocks(connection) == [self]
+        exit_(self, exc_type, exc_value, traceback)
+        if not outermost or not connection.in_atomic_block:
+            return
+        if exc_type is None and not connection.needs_rollback:
+            hooks_run(connection)
+        else:  # the code's transaction rolled back: none of its hooks runs
+            connection.run_on_commit = []
+
+    monkeypatch.setattr(BaseDatabaseWrapper, "on_commit", on_commit_now_or_later)
+    monkeypatch.setattr(transaction.Atomic, "__exit__", exit_committing)
+
+
+def sign_in_failures_forget() -> None:
+    """Forget every failed sign-in counted: the limiter's keys in the cache (found by their
+    prefix) and the counts of the per-process stand-in."""
+    from accounts import guessing
+
+    cache_forget(f"*{guessing.KEY_PREFIX}:*")
+    guessing.FALLBACK.cache.clear()
+
+
+def cache_forget(pattern: str = "*") -> None:
+    """Forget the app cache's keys matching ``pattern`` (a glob of the key as the code names it):
+    in Redis only the cache's own keys (the same Redis database holds the broker's queues); in
+    the embedded default's cache, this process's own, its stored keys."""
+    from django.core.cache import cache
+
+    made = cache.make_key(pattern, version="*")
+    client_of = getattr(cache, "redis_client", None)
+    if client_of is None:  # LocMemCache: its keys, as made, are in its (private) store
+        for key in [key for key in list(cache._cache) if fnmatch.fnmatchcase(key, made)]:
+            with cache._lock:
+                cache._delete(key)
+        return
+    client = client_of()
+    keys = list(client.scan_iter(match=made, count=1000))
+    if keys:
+        client.delete(*keys)
+
+
+@pytest.fixture(autouse=True)
 def sign_in_failures_forgotten():
     """Every test starts with no failed sign-in counted (the test client's address is the same
     in every test, and the cache outlives a test)."""
     yield
-    from accounts import guessing
-
-    guessing.forget_all()
+    sign_in_failures_forget()
 
 
 @pytest.fixture
 def catalog(_catalog_database, db) -> str:
     """The whole shipped catalog (GPU models, prices, egress tiers, demonstration quotes) in the
     test database; returns what ``load_catalog`` printed loading it into an empty catalog."""
-    if not _catalog_database.present():  # (only if something emptied it unseen: load it here)
-        _catalog_database.load()
+    if not _catalog_database.present():  # (only if something emptied it unseen: put it back)
+        _catalog_database.restore()
     return _catalog_database.output
 
 
@@ -409,15 +538,27 @@ def page(browser):
     context.close()
 
 
-@pytest.fixture
-def tasks_in_process():
-    """Tasks run in this process, as on the embedded default (whatever broker is configured)."""
+@contextlib.contextmanager
+def tasks_run_in_process() -> Iterator[None]:
+    """Tasks run in this process as they are published, as on the embedded default (whatever
+    broker is configured), each block of paths a unit of its own (``RUN_BLOCKS_PER_TASK`` 1), so
+    a run of a few thousand paths lands several units and merges them; a test wanting other units
+    sets ``RUN_BLOCKS_PER_TASK`` itself."""
     from django.test import override_settings
 
     from costapp.celery import app
 
     before = app.conf.task_always_eager
     app.conf.task_always_eager = True
-    with override_settings(REDIS_URL="", RUN_BLOCKS_PER_TASK=2):
+    try:
+        with override_settings(REDIS_URL="", RUN_BLOCKS_PER_TASK=1):
+            yield
+    finally:
+        app.conf.task_always_eager = before
+
+
+@pytest.fixture
+def tasks_in_process() -> Iterator[None]:
+    """Tasks run in this process (:func:`tasks_run_in_process`), for the whole test."""
+    with tasks_run_in_process():
         yield
-    app.conf.task_always_eager = before

@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 from django.contrib import messages
+from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
@@ -83,17 +84,30 @@ def ask(request: HttpRequest) -> HttpResponse:
 
 
 def _question_create(user: Any, answers: dict, document: dict, notes: dict) -> Question:
+    """The question's scenario, run and question, written in one transaction: a broker that does
+    not answer, or an invalid plan, leaves none of them behind. The run's tasks are published on
+    its commit; a broker that refuses them then (the run failed with its error) has the three
+    deleted, so a refused question leaves nothing behind either."""
     from costapp.scenarios import services
 
     name = document["name"][: Scenario._meta.get_field("name").max_length]
-    scenario = services.scenario_create(
-        owner=user, name=name, document=document,
-        description="Built by Ask from a question in plain words.",
-    )  # fmt: skip
-    run = pipeline.run_create(scenario=scenario)
-    return Question.objects.create(
-        owner=user, answers=answers, scenario=scenario, run=run, notes=notes
-    )
+    written: list[Question] = []
+    try:
+        with transaction.atomic():
+            scenario = services.scenario_create(
+                owner=user, name=name, document=document,
+                description="Built by Ask from a question in plain words.",
+            )  # fmt: skip
+            run = pipeline.run_create(scenario=scenario)
+            written.append(Question.objects.create(
+                owner=user, answers=answers, scenario=scenario, run=run, notes=notes))  # fmt: skip
+    except BrokerUnavailable:
+        for question in written:  # committed, then refused by the broker
+            with transaction.atomic():
+                question.delete()
+                scenario.delete()  # and its run
+        raise
+    return written[0]
 
 
 def _question(request: HttpRequest, pk: int) -> Question:

@@ -33,11 +33,11 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
-from kombu.exceptions import OperationalError as KombuOperationalError
 
 from costapp.faults import SERVICE_ERRORS
 from costapp.models import RunBlock, Scenario, SimulationRun
@@ -52,7 +52,6 @@ from costapp.runs.merging import (
     merge_release,
 )
 from costapp.runs.store import (
-    BrokerUnavailable,
     blocks_drop,
     broker_check,
     payload_keep,
@@ -161,8 +160,10 @@ def run_create(
     the scenario's document is the one they were frozen from). Raises :class:`BrokerUnavailable`
     (nothing stored) when the broker does not answer, ``ScenarioError`` (paths within the
     document; nothing stored) for an invalid document. Any other engine failure while freezing the
-    inputs stores the run ``failed`` with the message. Call it outside a transaction: the task is
-    published as soon as the run is stored.
+    inputs stores the run ``failed`` with the message. The run's tasks are published when the
+    transaction that stores it commits (this call's own, or the caller's around it); a broker
+    that refuses them then leaves the run ``failed`` with its error and raises
+    :class:`BrokerUnavailable` out of that commit.
     """
     broker_check()
     try:
@@ -186,10 +187,18 @@ def run_create(
             finished=now,
         )
     run_seed, run_paths = _simulation_settings(frozen.inputs)
-    run = SimulationRun.objects.create(
+    with transaction.atomic():
+        run = _run_store(scenario, frozen, seed=run_seed, paths=run_paths)
+        transaction.on_commit(partial(store.units_publish, run.pk))
+    run.refresh_from_db()
+    return run
+
+
+def _run_store(scenario: Scenario, frozen: _Frozen, *, seed: int, paths: int) -> SimulationRun:
+    return SimulationRun.objects.create(
         scenario=scenario,
-        seed=run_seed,
-        paths=run_paths,
+        seed=seed,
+        paths=paths,
         document_sha256=document_sha256(scenario.document),
         inputs=frozen.inputs,
         gpus=frozen.gpus,
@@ -200,15 +209,6 @@ def run_create(
         engine_version=ENGINE_VERSION,
         units=run_units(inputs=frozen.inputs),
     )
-    try:
-        _units_publish(run)
-    except KombuOperationalError as exc:
-        run.delete()
-        raise BrokerUnavailable(
-            "The task queue (Redis) did not take the run, so it was not started; try again later."
-        ) from exc
-    run.refresh_from_db()
-    return run
 
 
 def _locked(run_id: int, *fields: str) -> SimulationRun | None:
@@ -248,18 +248,6 @@ def run_cancel(*, run: SimulationRun) -> bool:
     run.refresh_from_db()
     logger.info("run %s cancelled", run.pk)
     return True
-
-
-def _units_publish(run: SimulationRun) -> None:
-    """Publish a new run's block tasks, all of them, at once: the first to start marks the run
-    running (:func:`_run_start`), so the run spends no extra hop in a run task before its work
-    begins. A run with no units gets its run task, which merges it."""
-
-    if not run.units:
-        store.publish(store.RUN_EXECUTE_TASK, run.pk)
-        return
-    for kind, unit, _blocks in run.units:
-        store.publish(store.RUN_BLOCK_TASK, run.pk, kind, unit)
 
 
 def _run_start(run_id: int) -> bool:

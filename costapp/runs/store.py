@@ -1,14 +1,20 @@
 """The run pipeline's broker and block store: the broker check, publishing a task of the
-pipeline by its name (nothing imports the task module), and where block results wait for the
-merge (Redis with a broker, the ``RunBlock`` row in-process).
+pipeline by its name (nothing imports the task module) and a new run's tasks on its commit
+(:func:`units_publish`), and where block results wait for the merge (Redis with a broker, the
+``RunBlock`` row in-process).
 """
 
+import logging
 from typing import Any
 
 from django.conf import settings
+from django.utils import timezone
 
 from costapp.celery import app as celery_app
+from costapp.faults import BROKER_ERRORS
 from costapp.models import SimulationRun
+
+logger = logging.getLogger(__name__)
 
 
 class BrokerUnavailable(Exception):
@@ -66,6 +72,29 @@ def publish(task_name: str, *args: Any) -> None:
     queue = settings.RUN_QUEUE
     options = {"queue": queue} if queue else {}
     celery_app.signature(task_name, args=args, **options).apply_async()
+
+
+def units_publish(run_id: int) -> None:
+    """Publish a new run's block tasks, all of them, at once, once the run is committed (the
+    first block to start marks the run running, so the run spends no extra hop in a run task
+    before its work begins); a run with no units gets its run task, which merges it. A broker
+    that refuses a message leaves the run ``failed`` with the broker's error (a message already
+    sent finds the run ended) and raises :class:`BrokerUnavailable`."""
+    units = SimulationRun.objects.values_list("units", flat=True).get(pk=run_id)
+    try:
+        if not units:
+            publish(RUN_EXECUTE_TASK, run_id)
+        for kind, unit, _blocks in units:
+            publish(RUN_BLOCK_TASK, run_id, kind, unit)
+    except BROKER_ERRORS as exc:
+        error = f"The task queue (Redis) refused the run's tasks: {type(exc).__name__}: {exc}"
+        SimulationRun.objects.filter(pk=run_id, status__in=SimulationRun.ACTIVE).update(
+            status=SimulationRun.Status.FAILED, error=error, finished=timezone.now()
+        )
+        logger.warning("run %s failed: %s", run_id, error)
+        raise BrokerUnavailable(
+            "The task queue (Redis) did not take the run, so it was not started; try again later."
+        ) from exc
 
 
 # --- blocks: the units of work a run fans out ----------------------------------------------------

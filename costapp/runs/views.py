@@ -106,7 +106,8 @@ def scenario(request: HttpRequest, pk: int) -> HttpResponse:
 
 def _scenario_run(request: HttpRequest, found: Scenario) -> HttpResponse:
     """Start a run of the scenario (its owner only) and go to the run's page; with the broker
-    down, say so and store nothing."""
+    down, say so (nothing stored, or the run failed with the broker's error when it refused the
+    run's tasks)."""
     owner_only(request, found, "run it")
     try:
         run = pipeline.run_create(scenario=found)

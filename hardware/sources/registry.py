@@ -6,7 +6,7 @@ One ``PriceSource`` per format, by name in ``PRICE_SOURCES``. What reads it:
 - ``hardware.refresh`` parses a feed with ``PriceSource.parse`` and makes vanish only prices of
   the billings the format states (``billings``) and, for a format that may cover some regions
   only (``regional``), only in the regions the feed lists;
-- ``hardware.sources.feeds`` and ``hardware.scheduled`` fetch the formats served over HTTP
+- ``hardware.scheduled`` fetches the formats served over HTTP (``HTTP_SOURCES``)
   (``fetch == "http"``) page by page (``paging``, for ``hardware.sources.fetch.feed_fetch``);
 - ``costapp/settings.py`` reads each HTTP format's settings (``url_setting``,
   ``interval_minutes_setting``, ``interval_seconds_setting``) into ``PRICE_SOURCES``, from which

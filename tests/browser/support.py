@@ -10,11 +10,9 @@ database after each test), so only the first test pays for the simulation.
 from pathlib import Path
 from typing import Any
 
-from django.test import override_settings
-
-from costapp.celery import app
 from costapp.models import Scenario, SimulationRun
 from costapp.runs import pipeline
+from tests.conftest import tasks_run_in_process
 from tests.costapp.runs_helpers import scenario_document
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
@@ -82,13 +80,8 @@ def variant_document(variant: str) -> dict:
 
 
 def _compute(scenario: Scenario) -> SimulationRun:
-    before = app.conf.task_always_eager
-    app.conf.task_always_eager = True
-    try:
-        with override_settings(REDIS_URL="", RUN_BLOCKS_PER_TASK=2):
-            run = pipeline.run_create(scenario=scenario)
-    finally:
-        app.conf.task_always_eager = before
+    with tasks_run_in_process():
+        run = pipeline.run_create(scenario=scenario)
     assert run.status == "succeeded", run.error
     return run
 

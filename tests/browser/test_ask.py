@@ -1,5 +1,6 @@
 """The 70B question asked at ``/ask/`` in a real browser, as a finance lead would (no JSON, no
-builder), with a real Celery worker: the plan holds every option family the catalog can price
+builder), its run on a real Celery worker (in the live server's process on the embedded
+default: ``run_tasks``): the plan holds every option family the catalog can price
 for H100, the answer sentence's figures are the run's, the built scenario priced again by
 ``simulate`` gives the same result, and the cheapest on-demand elastic option costs what a hand
 computation from the offer's price says."""
@@ -40,7 +41,7 @@ def hand_figure(offer: dict) -> float:
 
 
 def test_the_70b_question_asked_in_plain_words_gets_the_right_answer(
-    page, live_server, catalog, celery_worker_process
+    page, live_server, catalog, run_tasks
 ):
     user = analyst("finance")
     page.set_default_timeout(60_000)  # the machine running the suite may be busy

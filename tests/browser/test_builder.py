@@ -1,4 +1,5 @@
-"""The scenario builder in a real browser (headless Chromium) with a real Celery worker: build a
+"""The scenario builder in a real browser (headless Chromium), its runs on a real Celery worker
+(in the live server's process on the embedded default: ``run_tasks``): build a
 scenario from the form (a workload, two options, one priced from the offer picker), save it, run
 it and wait for the run to succeed; every control of the builder is reachable with the Tab key;
 no console errors."""
@@ -45,7 +46,7 @@ def tab_walk(page, limit: int = 400) -> list[str]:
 
 
 def test_a_scenario_built_in_the_form_is_saved_run_and_reachable_by_keyboard(
-    page, live_server, catalog, celery_worker_process
+    page, live_server, catalog, run_tasks
 ):
     user = analyst("finance")
     page.set_default_timeout(60_000)  # the machine running the suite may be busy

@@ -1,5 +1,5 @@
-"""An ``api`` option (format 1.2) built in the builder in a real browser, with a real Celery
-worker: the hosted model's price picked from the catalog, no GPU fields shown for it, the run's
+"""An ``api`` option (format 1.2) built in the builder in a real browser, its run on a real
+Celery worker (in the live server's process on the embedded default: ``run_tasks``): the hosted model's price picked from the catalog, no GPU fields shown for it, the run's
 cost per million tokens on the run page and in the monthly CSV, its sources in words."""
 
 import csv
@@ -22,7 +22,7 @@ FIREWORKS = token_price_value(
 
 
 def test_an_api_option_built_in_the_builder_runs_and_shows_its_cost_per_million_tokens(
-    page, live_server, catalog, celery_worker_process
+    page, live_server, catalog, run_tasks
 ):
     user = analyst("finance")
     page.set_default_timeout(60_000)  # the machine running the suite may be busy

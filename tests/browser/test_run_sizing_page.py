@@ -6,12 +6,11 @@ import re
 from pathlib import Path
 
 import pytest
-from django.test import override_settings
 
-from costapp.celery import app
 from costapp.models import Scenario
 from costapp.reports import sizing_summary
 from costapp.runs import pipeline
+from tests.conftest import tasks_run_in_process
 from tests.costapp.runs_helpers import analyst, scenario_document
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -33,13 +32,8 @@ def sizing_run(catalog):
     # a narrow sweep: three sizes, whose axis plotly would tick every half server
     document["sizing"].append({"option": "Buy some, burst the rest", "min": 7, "max": 9})
     scenario = Scenario.objects.create(owner=user, name="H100 fleet size", document=document)
-    before = app.conf.task_always_eager
-    app.conf.task_always_eager = True
-    try:
-        with override_settings(REDIS_URL=""):
-            run = pipeline.run_create(scenario=scenario)
-    finally:
-        app.conf.task_always_eager = before
+    with tasks_run_in_process():
+        run = pipeline.run_create(scenario=scenario)
     assert run.status == "succeeded", run.error
     return run
 

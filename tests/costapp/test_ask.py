@@ -178,3 +178,16 @@ def test_a_sweep_size_cheaper_than_the_plans_option_is_named_in_the_answer():
     assert "Sized better, Commit at 2 GPUs committed costs $88 ($80 in NPV against $90)" in sentence
     result["sizing"][0]["best"] = 4
     assert "Sized better" not in answer_of(result, notes)["sentence"]
+
+
+def test_a_question_whose_broker_does_not_answer_leaves_no_scenario_run_or_question(
+    client, catalog, settings
+):
+    settings.REDIS_URL = "redis://127.0.0.1:1/0"  # nothing listens there
+    user = analyst("lead")
+    client.force_login(user)
+    response = ask(client)
+    assert response.status_code == 200
+    assert "does not answer" in response.content.decode()
+    assert not Scenario.objects.filter(owner=user).exists()
+    assert not SimulationRun.objects.exists() and not Question.objects.exists()

@@ -8,10 +8,8 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import Group, User
-from django.test import override_settings
 from django.utils import timezone
 
-from costapp.celery import app
 from costapp.models import Scenario, SimulationRun
 from costapp.runs import pipeline
 from hardware.models import InstancePrice
@@ -30,15 +28,6 @@ DOCUMENT = {
         {"name": "Flat price", "type": "cloud", "usd_per_gpu_hour": 3.5},
     ],
 }
-
-
-@pytest.fixture
-def tasks_in_process():
-    before = app.conf.task_always_eager
-    app.conf.task_always_eager = True
-    with override_settings(REDIS_URL=""):
-        yield
-    app.conf.task_always_eager = before
 
 
 @pytest.fixture

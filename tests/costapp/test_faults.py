@@ -161,7 +161,7 @@ def test_a_block_meeting_a_database_error_lets_it_through_and_leaves_the_run_run
     catalog,
 ):
     scenario = Scenario.objects.create(owner=pat, name="s", document=scenario_document())
-    with mock.patch("costapp.runs.pipeline._units_publish"):
+    with mock.patch("costapp.runs.store.units_publish"):
         run = pipeline.run_create(scenario=scenario)
     kind, unit, _blocks = run.units[0]
     with (

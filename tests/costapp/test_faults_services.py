@@ -131,6 +131,60 @@ def test_with_redis_stopped_reads_answer_and_starting_a_run_is_503(
         assert report.json()["database"]["status"] == "ok"
 
 
+@pytest.fixture
+def refusing_broker(own_redis):
+    """The app's broker is a Redis of the test's own that answers (``PING``, so the broker check
+    passes) and refuses every write (``NOREPLICAS``: it waits for a replica it never has), so
+    every message published to it is refused."""
+    from costapp.celery import app
+
+    url, _stop = own_redis
+    redis.Redis.from_url(url).config_set("min-replicas-to-write", 1)
+    before = app.conf.broker_url, app.conf.task_always_eager
+    app.conf.broker_url, app.conf.task_always_eager = url, False
+    app._pool = app.amqp._producer_pool = None  # the pools of the broker it had
+    try:
+        with override_settings(REDIS_URL=url):
+            yield url
+    finally:
+        app.pool.force_close_all()
+        app._pool = app.amqp._producer_pool = None
+        app.conf.broker_url, app.conf.task_always_eager = before
+
+
+@pytest.mark.django_db
+def test_a_run_whose_broker_refuses_its_tasks_ends_failed_with_the_error_and_answers_503(
+    refusing_broker, catalog
+):
+    user = UserFactory(roles=[ANALYST])
+    scenario = Scenario.objects.create(owner=user, name="s", document=scenario_document())
+    api = APIClient()
+    api.force_authenticate(user)
+    response = api.post(f"/api/v1/scenarios/{scenario.pk}/runs/", {}, format="json")
+    assert_503_error_format(response, "did not take the run")
+    (run,) = scenario.runs.all()
+    assert run.status == "failed" and run.finished is not None
+    assert "refused the run's tasks" in run.error and "NOREPLICAS" in run.error
+    shown = api.get(f"/api/v1/runs/{run.pk}/").json()
+    assert shown["status"] == "failed" and "NOREPLICAS" in shown["error"]
+
+
+@pytest.mark.django_db
+def test_a_question_whose_broker_refuses_its_tasks_leaves_no_scenario_run_or_question(
+    refusing_broker, catalog, client
+):
+    from costapp.ask.presets import EXAMPLE_QUESTION
+    from costapp.models import Question, SimulationRun
+
+    user = UserFactory(roles=[ANALYST])
+    client.force_login(user)
+    response = client.post("/ask/", EXAMPLE_QUESTION)
+    assert response.status_code == 200
+    assert "did not take the run" in response.content.decode()
+    assert not Scenario.objects.filter(owner=user).exists()
+    assert not SimulationRun.objects.exists() and not Question.objects.exists()
+
+
 @pytest.mark.django_db(transaction=True)
 def test_with_postgresql_unreachable_the_api_and_pages_answer_503(client):
     user = UserFactory(username="pg-gone", roles=[ANALYST])

@@ -12,7 +12,7 @@ from django.utils import timezone
 from costapp.models import SimulationRun
 from costapp.runs import merging, pipeline
 
-from .test_run_pipeline import a_copy, finished_run, tasks_in_process  # noqa: F401 (fixtures)
+from .test_run_pipeline import a_copy, finished_run  # noqa: F401 (fixtures)
 
 
 def all_but_the_last_unit(run: SimulationRun) -> tuple[str, int]:

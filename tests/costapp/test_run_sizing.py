@@ -7,7 +7,6 @@ import json
 import pytest
 from django.test import override_settings
 
-from costapp.celery import app
 from costapp.models import RunBlock, SimulationRun
 from costapp.runs import blocks as run_blocks
 from costapp.runs import pipeline
@@ -28,15 +27,6 @@ def sizing_document(paths: int | None = 3_500, seed: int = 11) -> dict:
     if paths is None:
         return scenario_document("size-the-fleet")
     return scenario_document("size-the-fleet", paths=paths, seed=seed, **UNCERTAIN)
-
-
-@pytest.fixture
-def tasks_in_process():
-    before = app.conf.task_always_eager
-    app.conf.task_always_eager = True
-    with override_settings(REDIS_URL="", RUN_BLOCKS_PER_TASK=1):
-        yield
-    app.conf.task_always_eager = before
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from costapp.tco import montecarlo
 from costapp.tco.core import plan_build
 from costapp.tco.validation import normalize
 
-from .test_run_sizing import UNCERTAIN, owner, run_of, sizing_document, tasks_in_process  # noqa: F401
+from .test_run_sizing import UNCERTAIN, owner, run_of, sizing_document  # noqa: F401
 
 SMALL_SWEEPS = [
     {"option": "Commit some, rest on-demand", "min": 32, "max": 160, "step": 16},

@@ -16,7 +16,6 @@ from costapp.runs import pipeline
 from costapp.scenarios import services
 
 from .runs_helpers import analyst, scenario_document
-from .test_run_sizing import tasks_in_process  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 

@@ -13,11 +13,12 @@ from urllib.parse import urlencode
 
 import pytest
 
+from hardware.refresh import RefreshError, _parse
 from hardware.sources.azure import parse_azure_retail_prices
 from hardware.sources.common import SourceError
-from hardware.sources.feeds import FEEDS, feed_parse
 from hardware.sources.fetch import FetchError, FetchPolicy, Validators, feed_fetch
 from hardware.sources.instances import read_instances
+from hardware.sources.registry import HTTP_SOURCES
 
 SAMPLES = Path(__file__).resolve().parent / "feed_samples"
 FAST = FetchPolicy(timeout_s=2, retries=3, backoff_s=0.01, max_backoff_s=0.05)
@@ -264,40 +265,47 @@ def test_an_api_key_in_the_url_is_never_shown(feed_server):
     assert "SECRET123" not in result.url and "currencyCode=USD" in result.url
 
 
-def test_a_fetched_oracle_list_parses_by_source_name(feed_server):
+# The pages are parsed as the scheduled refresh parses them (hardware.refresh, by the source's
+# registry entry), against the catalog's GPU table.
+@pytest.mark.django_db
+def test_a_fetched_oracle_list_parses_by_source_name(feed_server, catalog):
     body = (SAMPLES / "opencost_oracle_prices_usd.json").read_bytes()
     feed_server.routes["/products/?currencyCode=USD"] = Route(body=body, etag='"o1"')
     fetched = feed_fetch(
-        url=f"{feed_server.url}/products/?currencyCode=USD", paging=FEEDS["oracle"].paging
+        url=f"{feed_server.url}/products/?currencyCode=USD", paging=HTTP_SOURCES["oracle"].paging
     )
-    parsed = feed_parse(source="oracle", pages=fetched.pages)
-    assert {(r.instance_type, r.usd_per_hour) for r in parsed.rows} >= {
-        ("BM.GPU.H100.8", Decimal("80"))
-    }
-    assert [(t.up_to_tb, t.usd_per_gb) for t in parsed.egress_tiers] == [
+    rows, report, tiers = _parse(source="oracle", pages=fetched.pages, provider="oracle")
+    assert {(r.instance_type, r.usd_per_hour) for r in rows} >= {("BM.GPU.H100.8", Decimal("80"))}
+    assert [(t.up_to_tb, t.usd_per_gb) for t in tiers] == [
         (Decimal("10.24"), Decimal("0")),
         (None, Decimal("0.0085")),
     ]
-    assert parsed.report.sha256 == fetched.sha256
+    assert report.sha256 == fetched.sha256
     with pytest.raises(SourceError, match="one price list document expected, 2 given"):
-        feed_parse(source="oracle", pages=[body, body])
+        _parse(source="oracle", pages=[body, body], provider="oracle")
 
 
-def test_a_fetched_gcp_listing_parses_by_source_name(feed_server):
+@pytest.mark.django_db
+def test_a_fetched_gcp_listing_parses_by_source_name(feed_server, catalog):
     body = (SAMPLES / "opencost_cloudbilling_skus_page.json").read_bytes()
     token = json.loads(body)["nextPageToken"]  # the sample is page 1: page 2 is asked for
     feed_server.routes["/skus"] = Route(body=body)
     feed_server.routes["/skus?" + urlencode({"pageToken": token})] = Route(body=b'{"skus": []}')
-    fetched = feed_fetch(url=f"{feed_server.url}/skus", paging=FEEDS["gcp"].paging)
+    fetched = feed_fetch(url=f"{feed_server.url}/skus", paging=HTTP_SOURCES["gcp"].paging)
     assert len(fetched.pages) == 2
-    parsed = feed_parse(source="gcp", pages=fetched.pages, file_name="gcp 2026-11-30")
-    one = {(r.instance_type, r.region): r.usd_per_hour for r in parsed.rows}
+    rows, report, tiers = _parse(
+        source="gcp", pages=fetched.pages, provider="gcp", file_name="gcp 2026-11-30"
+    )
+    one = {(r.instance_type, r.region): r.usd_per_hour for r in rows}
     assert one[("a2-highgpu-1g", "us-central1")] == Decimal("3.673385")
-    assert parsed.egress_tiers == [] and parsed.report.file_name == "gcp 2026-11-30"
+    assert tiers == [] and report.file_name == "gcp 2026-11-30"
 
 
-def test_an_unknown_source_or_no_pages_is_refused():
-    with pytest.raises(ValueError, match="unknown feed source 'aws'"):
-        feed_parse(source="aws", pages=[b"{}"])
+@pytest.mark.django_db
+def test_an_unknown_source_a_file_format_given_pages_or_no_pages_is_refused(catalog):
+    with pytest.raises(RefreshError, match="unknown source 'nope'"):
+        _parse(source="nope", pages=[b"{}"], provider="aws")
+    with pytest.raises(RefreshError, match="aws feeds are read from files"):
+        _parse(source="aws", pages=[b"{}"], provider="aws")
     with pytest.raises(SourceError, match="azure: no pages to parse"):
-        feed_parse(source="azure", pages=[])
+        _parse(source="azure", pages=[], provider="azure")

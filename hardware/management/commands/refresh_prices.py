@@ -33,8 +33,7 @@ from hardware.refresh import (
     price_refresh,
     refresh_summary,
 )
-from hardware.sources.feeds import FEEDS
-from hardware.sources.registry import PRICE_SOURCES
+from hardware.sources.registry import HTTP_SOURCES, PRICE_SOURCES
 
 MULTI_FILE_SOURCES = frozenset(name for name, s in PRICE_SOURCES.items() if s.many_files)
 
@@ -85,9 +84,9 @@ class Command(BaseCommand):
                 f"--provider: {provider!r} is not a slug (lower-case letters, digits, -)",
                 returncode=2,
             )
-        if source in FEEDS and provider != FEEDS[source].provider:
+        if source in HTTP_SOURCES and provider != HTTP_SOURCES[source].provider:
             raise CommandError(
-                f"--provider: {source} feeds are {FEEDS[source].provider}'s, not {provider!r}",
+                f"--provider: {source} feeds are {HTTP_SOURCES[source].provider}'s, not {provider!r}",
                 returncode=2,
             )
         missing = [str(f) for f in files if not f.is_file()]
