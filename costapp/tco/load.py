@@ -232,9 +232,7 @@ class LoadOnPaths:
         found = self._over.get((capacity, key))
         if found is None:
             profile = self.profile(limit, key)
-            total = profile.excluded + profile.tail_hours * np.maximum(
-                profile.base - capacity, 0.0
-            )
+            total = profile.excluded + profile.tail_hours * np.maximum(profile.base - capacity, 0.0)
             for length, level in zip(profile.lengths, profile.levels, strict=True):
                 total = total + length * np.maximum(level - capacity, 0.0)
             found = np.asarray(total, dtype=np.float64)
