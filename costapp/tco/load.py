@@ -214,12 +214,10 @@ class LoadOnPaths:
         values = np.unique(cap)
         if len(values) == 1:
             return self._over_at(float(values[0]), key, limit)
-        pieces = [(cap == value, self._over_at(float(value), key, limit)) for value in values]
-        shape = np.broadcast_shapes(*(piece.shape for _, piece in pieces), cap.shape)
-        total = np.empty(shape)
-        for months, piece in pieces:
-            total[..., months] = np.broadcast_to(piece, shape)[..., months]
-        return total
+        total = self._over_at(float(values[0]), key, limit)
+        for value in values[1:]:
+            total = np.where(cap == value, self._over_at(float(value), key, limit), total)
+        return np.asarray(total, dtype=np.float64)
 
     def mask_key(self, limit: Array) -> tuple[bytes, ...]:
         """Which workloads a unit limit (a scalar or months ``(H + 1,)``) leaves out, as a key:

@@ -78,6 +78,8 @@ class MixTerms:
     egress_usd_per_month: float  # the mix's own egress [USD/month]
     total_capacity_gpus: Array  # K_last per month 0 … H [GPUs]
     provisioned_gpus: int  # K_last after every lead time [GPUs]
+    bounds: tuple[Array, ...] = ()  # K_0 = 0, K_1, …, K_last per month 0 … H [GPUs]
+    bound_keys: tuple[bytes, ...] = ()  # their bytes, as keys of what candidates share
 
 
 def member_kind(option: Mapping[str, Any]) -> str:
@@ -143,7 +145,18 @@ def mix_terms(
         None if mix.get("egress_usd_per_gb") is None else float(mix["egress_usd_per_gb"]),
         mix.get("egress_tiers"),
     )
-    return MixTerms(tuple(layers), rest, egress, total, provisioned)
+    bounds = [np.zeros(horizon + 1)]
+    for layer in layers:
+        bounds.append(bounds[-1] + layer.capacity_gpus)
+    return MixTerms(
+        tuple(layers),
+        rest,
+        egress,
+        total,
+        provisioned,
+        tuple(bounds),
+        tuple(bound.tobytes() for bound in bounds),
+    )
 
 
 def mix_fixed_costs(terms: MixTerms, horizon: int) -> dict[str, Array]:
@@ -160,7 +173,7 @@ def mix_fixed_costs(terms: MixTerms, horizon: int) -> dict[str, Array]:
 class MixService:
     """What each layer and ``rest`` serve on some paths [GPU-h/month], ``(P, H + 1)``."""
 
-    served: tuple[Array, ...]  # per layer
+    served: tuple[Array | None, ...]  # per layer (None: not asked for)
     rest: Array  # counted: above the tolerance of K_last × hours
 
 
@@ -171,21 +184,23 @@ the same call computes without the cache, so a candidate's figures are those of 
 alone at those sizes, bit for bit."""
 
 
-def _key(array: Array) -> bytes:
-    return array.tobytes()
-
-
 def mix_service(
     terms: MixTerms,
     load: LoadOnPaths,
     supply: Array,
     hours: float,
     cache: MixCache | None = None,
+    bands: Sequence[int] | None = None,
 ) -> MixService:
-    """Each layer's band of the load and ``rest``'s hours on the paths of ``load``."""
+    """Each layer's band of the load and ``rest``'s hours on the paths of ``load``; ``bands``:
+    the layers whose band is asked for (every layer when None; the others' are None)."""
     cache = {} if cache is None else cache
     limit = terms.total_capacity_gpus
-    limit_key = load.mask_key(limit)  # over* depends on K_last only through the units left out
+    limit_bytes = terms.bound_keys[-1]
+    limit_key = cache.get(("mask", limit_bytes))
+    if limit_key is None:  # over* depends on K_last only through the units left out
+        limit_key = load.mask_key(limit)
+        cache[("mask", limit_bytes)] = limit_key
     flat_key = ("flat", limit_key)
     if flat_key not in cache:
         cache[flat_key] = load.all_flat() and all(
@@ -193,8 +208,8 @@ def mix_service(
         )
     flat = cache[flat_key]
 
-    def over(capacity: Array) -> Array:
-        key = ("over", _key(capacity), limit_key)
+    def over(capacity: Array, capacity_key: bytes) -> Array:
+        key = ("over", capacity_key, limit_key)
         found = cache.get(key)
         if found is None:
             if flat:  # every load flat and no unit above K_last: version 1.2's rule
@@ -204,24 +219,23 @@ def mix_service(
             cache[key] = found
         return found
 
-    below = supply
-    bound = np.zeros_like(limit)
-    served: list[Array] = []
-    for layer in terms.layers:
-        lower = bound
-        bound = bound + layer.capacity_gpus
-        key = ("served", _key(lower), _key(bound), limit_key)
+    served: list[Array | None] = []
+    keys = terms.bound_keys
+    for j in range(len(terms.layers)):
+        if bands is not None and j not in bands:
+            served.append(None)
+            continue
+        key = ("served", keys[j], keys[j + 1], limit_key)
         band = cache.get(key)
-        above = over(bound)
         if band is None:
-            band = below - above
+            below = supply if j == 0 else over(terms.bounds[j], keys[j])
+            band = below - over(terms.bounds[j + 1], keys[j + 1])
             cache[key] = band
         served.append(band)
-        below = above
-    rest_key = ("rest", _key(limit))
+    rest_key = ("rest", limit_bytes)
     rest = cache.get(rest_key)
     if rest is None:
-        rest = counted_over(below, limit * hours)
+        rest = counted_over(over(limit, limit_bytes), limit * hours)
         cache[rest_key] = rest
     return MixService(tuple(served), rest)
 
@@ -243,16 +257,19 @@ def mix_member_costs(
     as a joint sizing's candidates are on one block."""
     cache = {} if cache is None else cache
     terms = mix_terms_of(option)
-    service = mix_service(terms, load, supply, hours, cache)
+    owned = [
+        j
+        for j, layer in enumerate(terms.layers)
+        if layer.size > 0 and isinstance(layer.rates, OnPremRates)
+    ]
+    service = mix_service(terms, load, supply, hours, cache, owned)
     parts: list[dict[str, Array]] = []
-    bound = np.zeros_like(terms.total_capacity_gpus)
+    keys = terms.bound_keys
     for j, (layer, served) in enumerate(zip(terms.layers, service.served, strict=True)):
-        lower = bound
-        bound = bound + layer.capacity_gpus
         if layer.size <= 0:
             parts.append({})
             continue
-        band = (_key(lower), _key(bound), load.mask_key(terms.total_capacity_gpus))
+        band = (keys[j], keys[j + 1], cache[("mask", keys[-1])])
         key = ("layer", j, layer.size, *(band if isinstance(layer.rates, OnPremRates) else ()))
         costs = cache.get(key)
         if costs is None:
@@ -261,7 +278,7 @@ def mix_member_costs(
         parts.append(costs)
     rest_costs: dict[str, Array] = {}
     if terms.rest is not None:
-        key = ("rest costs", _key(terms.total_capacity_gpus))
+        key = ("rest costs", keys[-1])
         found = cache.get(key)
         if found is None:
             found = _rest_costs(terms.rest, service.rest, futures, horizon, cloud_trend)
@@ -272,7 +289,7 @@ def mix_member_costs(
 
 def _layer_costs(
     layer: MixLayer,
-    served: Array,
+    served: Array | None,
     futures: Futures,
     busy: Array,
     supply: Array,
@@ -297,6 +314,7 @@ def _layer_costs(
         if rates.support_fraction != 0.0:
             costs["support"] = rates.support_fraction * compute
     elif isinstance(rates, OnPremRates):
+        assert served is not None  # an owned layer's band is always asked for
         held = layer.capacity_gpus * hours
         denominator = supply * held
         safe = np.where(denominator > 0.0, denominator, 1.0)
@@ -373,7 +391,7 @@ def mix_path_costs(
     n_paths = supply.shape[0]
     terms = mix_terms_of(option)
     if terms.rest is None:
-        key = ("shortfall", _key(terms.total_capacity_gpus))
+        key = ("shortfall", terms.bound_keys[-1])
         found = None if cache is None else cache.get(key)
         shortfall = (
             np.broadcast_to(service.rest, supply.shape).sum(axis=-1) if found is None else found
@@ -394,11 +412,14 @@ def mix_layers_result(plan: Plan, option: OptionPlan) -> list[dict[str, Any]]:
     hours, horizon = plan.hours_per_month, plan.horizon_months
     busy, supply = supply_on_paths(option, None, 1, horizon)
     load = LoadOnPaths(option.load, None, hours)
-    parts, rest, service = mix_member_costs(
-        option, Futures(), busy, supply, hours, horizon, load, None
+    cache: MixCache = {}
+    parts, rest, _ = mix_member_costs(
+        option, Futures(), busy, supply, hours, horizon, load, None, cache
     )
+    service = mix_service(terms, load, supply, hours, cache)
     rows: list[dict[str, Any]] = []
     for layer, part, served in zip(terms.layers, parts, service.served, strict=True):
+        assert served is not None
         total = sum(float(np.sum(usd)) for usd in layer.fixed_costs.values())
         total += sum(float(np.sum(usd)) for usd in part.values())
         rows.append(
@@ -438,6 +459,7 @@ def mix_utilization(plan: Plan, option: OptionPlan, scales: Array | None) -> Arr
     share = np.where(supply > 0.0, busy / safe, 0.0)
     used = np.zeros(rows)
     for served in service.served:
+        assert served is not None
         used = used + np.sum((served * share)[:, 1:], axis=-1)
     held = float(np.sum(terms.total_capacity_gpus[1:])) * hours
     value = np.where(held > 0.0, used / (held if held > 0.0 else 1.0), 0.0)
