@@ -182,6 +182,10 @@ SIMULATED_OPTION_FIELDS = {
     "cumulative_p90_usd": _value("number[]", "per month, P90 of the cumulative cost [USD]"),
     "mean_npv_usd": _value("number", "mean NPV over the paths [USD]"),
     "p90_npv_usd": _value("number", "90th percentile of the NPV over the paths [USD]"),
+    "tail_npv_usd": _value(
+        "number",
+        "format 1.3: mean NPV of the worst simulation.tail_fraction of the paths [USD]",
+    ),
     "probability_cheapest": _value(
         "number", "share of paths on which it has the lowest NPV [fraction]"
     ),
@@ -244,11 +248,46 @@ def result_option_schema() -> dict[str, Any]:
                 nullable=True,
             ),
             "warnings": _value("string[]", "what may not hold for this option, in words"),
+            "layers": {
+                "type": "array",
+                "items": mix_layer_schema(),
+                "description": "format 1.3, mix options only: what each layer and rest serve "
+                "and cost",
+            },
             **SIMULATED_OPTION_FIELDS,
         },
-        optional=tuple(SIMULATED_OPTION_FIELDS),
+        optional=("layers", *SIMULATED_OPTION_FIELDS),
         description="one option's figures, in the order of the scenario",
     )
+
+
+def mix_layer_schema() -> dict[str, Any]:
+    """One entry of a mix's ``layers`` (docs/scenario-format.md, ``mix``)."""
+    return _object(
+        {
+            "name": _value("string", "the member option's name"),
+            "role": {"type": "string", "enum": ["layer", "rest"], "description": "its role"},
+            "provisioned_gpus": _value(
+                "integer", "a layer's size in GPUs; null for rest [GPUs]", nullable=True
+            ),
+            "served_gpu_hours": _value("number", "what it serves, in supply hours [GPU-h]"),
+            "total_usd": _value("number", "its part of the mix's total, egress aside [USD]"),
+        }
+    )
+
+
+def _size(description: str, *, nullable: bool = False) -> dict[str, Any]:
+    """A sweep's size: a whole number, or (a mix, format 1.3) a list of the layers' sizes."""
+    out: dict[str, Any] = {
+        "oneOf": [
+            {"type": "integer"},
+            {"type": "array", "items": {"type": "integer"}, "minItems": 1, "maxItems": 3},
+        ],
+        "description": description,
+    }
+    if nullable:
+        out["nullable"] = True
+    return out
 
 
 SWEPT = sorted(
@@ -259,8 +298,9 @@ SWEPT = sorted(
         if (field := swept_field(kind, billing)) is not None
     }
 )
-"""The fields a sizing sweep sets (``committed_gpus``, ``servers``), by the engine's rule."""
-SIMULATED_SWEEP_FIELDS = ("mean_npv_usd", "p90_npv_usd", "shortfall_probability")
+"""The fields a sizing sweep sets (``committed_gpus``, ``servers``, a mix's ``layers``), by the
+engine's rule."""
+SIMULATED_SWEEP_FIELDS = ("mean_npv_usd", "p90_npv_usd", "tail_npv_usd", "shortfall_probability")
 
 
 def sizing_entry_schema() -> dict[str, Any]:
@@ -274,16 +314,23 @@ def sizing_entry_schema() -> dict[str, Any]:
                 "enum": list(tables.OBJECTIVES),
                 "description": "the objective used",
             },
-            "candidates": _value("integer[]", "the sizes, in order; every list is aligned with it"),
+            "candidates": {
+                "type": "array",
+                "items": _size("a size (a mix's: its layers' sizes)"),
+                "description": "the sizes, in order; every list is aligned with it",
+            },
             "npv_usd": _value("number[]", "per candidate, NPV on the document's values [USD]"),
             "total_usd": _value("number[]", "per candidate, total on the document's values [USD]"),
             "feasible": _value("boolean[]", "per candidate, no shortfall"),
             "mean_npv_usd": _value("number[]", "per candidate, with a simulation: mean NPV [USD]"),
             "p90_npv_usd": _value("number[]", "per candidate, with a simulation: P90 NPV [USD]"),
+            "tail_npv_usd": _value(
+                "number[]", "per candidate, with a simulation: worst-tail mean NPV [USD]"
+            ),
             "shortfall_probability": _value(
                 "number[]", "per candidate, with a simulation: share of paths short [fraction]"
             ),
-            "best": _value("integer", "the best qualifying size; null when none", nullable=True),
+            "best": _size("the best qualifying size; null when none", nullable=True),
             "best_objective_usd": _value(
                 "number", "the objective at best; null with it [USD]", nullable=True
             ),

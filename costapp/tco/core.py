@@ -32,7 +32,7 @@ from .errors import FieldError, ScenarioError
 from .finance import CEIL_TOLERANCE, ceil_tolerant, discount_factors, trend_factor
 from .hosted import ApiRates, api_path_costs, api_rates
 from .load import LoadOnPaths, WorkloadLoad, done_gpu_hours, load_holds
-from .mix import MixTerms, mix_fixed_costs, mix_terms
+from .mix import MixTerms, mix_fixed_costs, mix_path_costs, mix_terms
 from .on_prem import OnPremRates, on_prem_fixed_costs, on_prem_path_costs, on_prem_rates
 from .types import GpuFigures, GpuTable
 
@@ -989,10 +989,8 @@ def gpu_option_path_costs(
     make it differ from version 1.2's rule. ``mix_cache``: what a mix's candidates share on these
     paths (:func:`costapp.tco.mix.mix_member_costs`)."""
     if option.mix is not None:
-        from .mix import mix_path_costs  # the mix prices its members' rules
-
         return mix_path_costs(
-            option,
+            option.mix,
             futures,
             busy,
             supply,

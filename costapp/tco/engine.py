@@ -28,6 +28,7 @@ from .core import (
     supply_on_paths,
 )
 from .errors import FieldError, ScenarioError
+from .mix import mix_layers_result, mix_utilization
 from .types import GpuTable
 from .validation import normalize
 
@@ -269,9 +270,15 @@ def option_results(plan: Plan, costs: PathCosts) -> list[dict[str, Any]]:
             }
         )
         if option.mix is not None:  # version 1.3
-            from .mix import mix_layers_result
-
-            out[-1]["layers"] = mix_layers_result(plan, option)
+            busy_row, supply_row = supply_on_paths(option, None, 1, plan.horizon_months)
+            out[-1]["layers"] = mix_layers_result(
+                option.mix,
+                option.load,
+                busy_row,
+                supply_row,
+                plan.hours_per_month,
+                plan.horizon_months,
+            )
     return out
 
 
@@ -294,9 +301,12 @@ def utilization_at(plan: Plan, option: OptionPlan, scales: np.ndarray | None = N
         if option.supply is not None and option.supply.has_resident:
             supply = supply_on_paths(option, scales, len(scales), plan.horizon_months)[1][:, 1:]
     if option.mix is not None:
-        from .mix import mix_utilization
-
-        return mix_utilization(plan, option, scales)
+        rows = 1 if scales is None else len(scales)
+        busy_rows, supply_rows = supply_on_paths(option, scales, rows, plan.horizon_months)
+        value = mix_utilization(
+            option.mix, option.load, scales, busy_rows, supply_rows, plan.hours_per_month
+        )
+        return value if scales is not None else np.asarray(value[0])
     done = capacity_done(plan, option, scales)
     if done is not None and scales is None:
         done = done[0]

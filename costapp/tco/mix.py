@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -29,7 +29,7 @@ from .dedicated import DedicatedRates, dedicated_fixed_costs, dedicated_rates
 from .demand import counted_over
 from .egress import cloud_egress_usd
 from .finance import every_month, trend_factor
-from .load import LoadOnPaths
+from .load import LoadOnPaths, WorkloadLoad
 from .on_prem import (
     OnPremRates,
     first_service_month,
@@ -39,8 +39,28 @@ from .on_prem import (
     power_usd,
 )
 
-if TYPE_CHECKING:
-    from .core import Futures, OptionPlan, Plan
+
+class PathValues(Protocol):
+    """The simulated values a mix's costs read (:class:`costapp.tco.core.Futures`): each None
+    (the document's own) or one value per path."""
+
+    @property
+    def cloud_price_change_per_year(self) -> Array | None: ...
+
+    @property
+    def usd_per_kwh_multiplier(self) -> Array | None: ...
+
+    @property
+    def interruption_overhead(self) -> Array | None: ...
+
+
+class OwnValues:
+    """:class:`PathValues` of the document's own values: none simulated."""
+
+    cloud_price_change_per_year = None
+    usd_per_kwh_multiplier = None
+    interruption_overhead = None
+
 
 Array = NDArray[np.float64]
 Mask = NDArray[np.bool_]
@@ -241,8 +261,8 @@ def mix_service(
 
 
 def mix_member_costs(
-    option: OptionPlan,
-    futures: Futures,
+    terms: MixTerms,
+    futures: PathValues,
     busy: Array,
     supply: Array,
     hours: float,
@@ -256,7 +276,6 @@ def mix_member_costs(
     ``cache``: shared by calls on the same paths (``futures``, ``busy``, ``supply``, ``load``),
     as a joint sizing's candidates are on one block."""
     cache = {} if cache is None else cache
-    terms = mix_terms_of(option)
     owned = [
         j
         for j, layer in enumerate(terms.layers)
@@ -290,7 +309,7 @@ def mix_member_costs(
 def _layer_costs(
     layer: MixLayer,
     served: Array | None,
-    futures: Futures,
+    futures: PathValues,
     busy: Array,
     supply: Array,
     hours: float,
@@ -340,7 +359,7 @@ def _layer_costs(
 def _rest_costs(
     rest: MixRest,
     hours_served: Array,
-    futures: Futures,
+    futures: PathValues,
     horizon: int,
     cloud_trend: Array | None,
 ) -> dict[str, Array]:
@@ -367,8 +386,8 @@ def _rest_costs(
 
 
 def mix_path_costs(
-    option: OptionPlan,
-    futures: Futures,
+    terms: MixTerms,
+    futures: PathValues,
     busy: Array | None,
     supply: Array,
     hours: float,
@@ -382,14 +401,13 @@ def mix_path_costs(
     if busy is None or load is None:
         raise ValueError("a mix's costs need busy_o and its load")
     parts, rest, service = mix_member_costs(
-        option, futures, busy, supply, hours, horizon, load, cloud_trend, cache
+        terms, futures, busy, supply, hours, horizon, load, cloud_trend, cache
     )
     costs: dict[str, Array] = {}
     for part in (*parts, rest):
         for name, usd in part.items():
             costs[name] = costs[name] + usd if name in costs else usd
     n_paths = supply.shape[0]
-    terms = mix_terms_of(option)
     if terms.rest is None:
         key = ("shortfall", terms.bound_keys[-1])
         found = None if cache is None else cache.get(key)
@@ -403,18 +421,21 @@ def mix_path_costs(
     return costs, shortfall
 
 
-def mix_layers_result(plan: Plan, option: OptionPlan) -> list[dict[str, Any]]:
-    """The result's ``layers`` of a mix on the document's own values: per layer, then ``rest``,
-    its name, role, GPUs, served GPU-hours and part of the total [USD]."""
-    from .core import Futures, supply_on_paths
-
-    terms = mix_terms_of(option)
-    hours, horizon = plan.hours_per_month, plan.horizon_months
-    busy, supply = supply_on_paths(option, None, 1, horizon)
-    load = LoadOnPaths(option.load, None, hours)
+def mix_layers_result(
+    terms: MixTerms,
+    loads: Sequence[WorkloadLoad],
+    busy: Array,
+    supply: Array,
+    hours: float,
+    horizon: int,
+) -> list[dict[str, Any]]:
+    """The result's ``layers`` of a mix on the document's own values (``busy`` and ``supply``
+    one row, months ``0 … H``): per layer, then ``rest``, its name, role, GPUs, served GPU-hours
+    and part of the total [USD]."""
+    load = LoadOnPaths(loads, None, hours)
     cache: MixCache = {}
     parts, rest, _ = mix_member_costs(
-        option, Futures(), busy, supply, hours, horizon, load, None, cache
+        terms, OwnValues(), busy, supply, hours, horizon, load, None, cache
     )
     service = mix_service(terms, load, supply, hours, cache)
     rows: list[dict[str, Any]] = []
@@ -444,30 +465,24 @@ def mix_layers_result(plan: Plan, option: OptionPlan) -> list[dict[str, Any]]:
     return rows
 
 
-def mix_utilization(plan: Plan, option: OptionPlan, scales: Array | None) -> Array:
+def mix_utilization(
+    terms: MixTerms,
+    loads: Sequence[WorkloadLoad],
+    multiplier: Array | None,
+    busy: Array,
+    supply: Array,
+    hours: float,
+) -> Array:
     """``Σ_m Σ_j served_j × busy_o / supply_o`` over ``Σ_m K_last × hours_per_month`` (0 where
-    that is 0) [dimensionless], at the document's own demand (a scalar array) or per scale."""
-    from .core import supply_on_paths
-
-    terms = mix_terms_of(option)
-    hours, horizon = plan.hours_per_month, plan.horizon_months
-    rows = 1 if scales is None else len(scales)
-    busy, supply = supply_on_paths(option, scales, rows, horizon)
-    load = LoadOnPaths(option.load, scales, hours)
+    that is 0) [dimensionless], per row of ``busy`` and ``supply`` (``(S, H + 1)``, at the demand
+    scales of ``multiplier``, or one row at the document's own demand when it is None)."""
+    load = LoadOnPaths(loads, multiplier, hours)
     service = mix_service(terms, load, supply, hours)
     safe = np.where(supply > 0.0, supply, 1.0)
     share = np.where(supply > 0.0, busy / safe, 0.0)
-    used = np.zeros(rows)
+    used = np.zeros(supply.shape[0])
     for served in service.served:
         assert served is not None
         used = used + np.sum((served * share)[:, 1:], axis=-1)
     held = float(np.sum(terms.total_capacity_gpus[1:])) * hours
-    value = np.where(held > 0.0, used / (held if held > 0.0 else 1.0), 0.0)
-    return value if scales is not None else np.asarray(value[0])
-
-
-def mix_terms_of(option: OptionPlan) -> MixTerms:
-    """A mix option's :class:`MixTerms`."""
-    if option.mix is None:
-        raise ValueError(f"{option.name} is not a mix")
-    return option.mix
+    return np.asarray(np.where(held > 0.0, used / (held if held > 0.0 else 1.0), 0.0))

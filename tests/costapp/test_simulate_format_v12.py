@@ -74,7 +74,7 @@ def test_the_json_carries_the_new_figures_and_an_empty_sources_list(tmp_path):
     result = run_simulate(str(path), "--json")
     assert result.returncode == 0, result.stderr.decode()
     document = json.loads(result.stdout)
-    assert document["sources"] == [] and document["engine_version"] == "1.2.0"
+    assert document["sources"] == [] and document["engine_version"] == "1.3.0"
     tokens = next(o for o in document["options"] if o["type"] == "api")
     assert tokens["gpu"] is None and tokens["goodput"] is None
     assert all(o["all_in_usd_per_million_tokens"] > 0 for o in document["options"])
