@@ -124,12 +124,17 @@ def demand_scale_cap(
 
 
 def cheapest_index(npv_usd: Sequence[float], feasible: Sequence[bool]) -> int | None:
-    """The feasible option with the lowest NPV, the first on a tie; None when none is feasible."""
-    best: int | None = None
+    """The feasible option with the lowest NPV, the first on a tie (version 1.3: NPVs within
+    ``1e-9 × max(1, |lowest|)`` of the lowest tie); None when none is feasible."""
+    values = [npv for npv, ok in zip(npv_usd, feasible, strict=True) if ok]
+    if not values:
+        return None
+    limit = min(values) + equal_tolerance_usd(min(values))
     for index, (npv, ok) in enumerate(zip(npv_usd, feasible, strict=True)):
-        if ok and (best is None or npv < npv_usd[best]):
-            best = index
-    return best
+        if ok and npv <= limit:
+            return index
+    # no number to compare (a NaN, which the result's check then reports): the first feasible
+    return next(index for index, ok in enumerate(feasible) if ok)
 
 
 def first_root(s: Array, gap: Array) -> tuple[float, float] | float | None:

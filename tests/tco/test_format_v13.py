@@ -658,3 +658,11 @@ def test_flat_loads_within_every_fleet_give_the_1_2_figures_bit_for_bit(
     if inputs.get("simulation"):
         inputs["simulation"].pop("tail_fraction")
     assert inputs == old["inputs"]
+
+
+def test_npvs_within_a_billionth_tie_and_the_first_in_order_is_cheapest():
+    from costapp.tco.results import cheapest_index
+
+    assert cheapest_index([1e6 + 1e-4, 1e6, 5e5], [True, True, False]) == 0
+    assert cheapest_index([1e6 + 1e-2, 1e6], [True, True]) == 1
+    assert cheapest_index([3.0, 2.0], [False, False]) is None
