@@ -13,6 +13,7 @@ from costapp.charts.base import (
     BAND_ALPHA,
     rgba,
 )
+from costapp.reports import joint_sizing as joint
 from costapp.reports import sizing_summary as summary
 from hardware.charts import (
     Chart,
@@ -255,13 +256,84 @@ def sizing_chart(
     )
 
 
+def joint_sizing_chart(result: Mapping[str, Any], index: int) -> Chart | None:
+    """A mix's joint sizing (format 1.3) over two layers as a heat map: the objective [USD] at
+    each combination, the combinations that do not qualify left blank, the best and the
+    scenario's own marked; None for one or three layers (the run page ranks those in a table)."""
+    sweep = result["sizing"][index]
+    found = joint.layers(result, index)
+    if len(found) != 2:
+        return None
+    combos = joint.combinations(result, index)
+    xs = sorted({c.sizes[1] for c in combos})
+    ys = sorted({c.sizes[0] for c in combos})
+    grid: list[list[float | None]] = [[None for _ in xs] for _ in ys]
+    for c in combos:
+        if c.qualifies:
+            grid[ys.index(c.sizes[0])][xs.index(c.sizes[1])] = c.objective_usd
+    label = summary.objective_label(result, sweep["objective"])
+    title = f"{sweep['option']}: {label} by combination"
+    figure = go.Figure(
+        go.Heatmap(
+            x=xs,
+            y=ys,
+            z=grid,
+            colorscale="Viridis",
+            reversescale=True,
+            colorbar={"title": {"text": "USD"}, "tickformat": "$,.3s"},
+            hovertemplate=(
+                f"{found[0].plural}: %{{y}}<br>{found[1].plural}: %{{x}}<br>"
+                f"{label}: %{{z:$,.0f}}<extra></extra>"
+            ),
+        )
+    )
+    marks = [("Best", sweep["best"], "circle", "#d62728")]
+    own = joint.own_sizes(result, index)
+    if list(own) != list(sweep["best"] or []):
+        marks.append(("Scenario's own", own, "diamond-open", "#111111"))
+    for name, sizes, symbol, color in marks:
+        if sizes is None:
+            continue
+        figure.add_trace(
+            go.Scatter(
+                x=[sizes[1]],
+                y=[sizes[0]],
+                mode="markers",
+                name=name,
+                marker={"symbol": symbol, "size": 14, "color": color, "line": {"width": 2}},
+                hovertemplate=f"{name}: %{{y}}, %{{x}}<extra></extra>",
+            )
+        )
+    figure.update_layout(chart_layout(title, found[1].heading, found[0].heading))
+    # ticks on the sizes priced (whole numbers only)
+    figure.update_xaxes(tickmode="array", tickvals=xs, tickformat=",d")
+    figure.update_yaxes(tickmode="array", tickvals=ys, tickformat=",d")
+    table = Table(
+        caption=f"{label} [USD] by combination (blank: does not qualify)",
+        columns=[found[0].plural, found[1].plural, f"{label} [USD]", "qualifies"],
+        rows=[
+            [c.sizes[0], c.sizes[1], round(c.objective_usd, 2), "yes" if c.qualifies else "no"]
+            for c in combos
+        ],
+    )
+    return Chart(
+        key=f"sizing-{index + 1}",
+        title=title,
+        figure=figure_json(figure),
+        tables=[table],
+    )
+
+
 def sizing_charts(
     result: Mapping[str, Any], bands: Sequence[Mapping[str, Any]] | None = None
-) -> list[Chart]:
+) -> list[Chart | None]:
     """One :func:`sizing_chart` per sweep of the result, in order (none without ``sizing``);
-    ``bands`` are ``costapp.tco.sizing.sweeps_bands`` of the run (None: no band)."""
+    ``bands`` are ``costapp.tco.sizing.sweeps_bands`` of the run (None: no band). A mix's joint
+    sizing (format 1.3) gets :func:`joint_sizing_chart` (None beyond two layers)."""
     sweeps = result.get("sizing") or []
     return [
-        sizing_chart(result, i, bands[i] if bands is not None and i < len(bands) else None)
-        for i in range(len(sweeps))
+        joint_sizing_chart(result, i)
+        if joint.is_joint(sweep)
+        else sizing_chart(result, i, bands[i] if bands is not None and i < len(bands) else None)
+        for i, sweep in enumerate(sweeps)
     ]

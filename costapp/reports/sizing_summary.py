@@ -15,7 +15,12 @@ from typing import Any
 UNITS = {"committed_gpus": ("committed GPU", "committed GPUs"), "servers": ("server", "servers")}
 """The swept field's unit, singular and plural."""
 
-OBJECTIVE_LABELS = {"npv": "NPV", "mean_npv": "mean NPV", "p90_npv": "P90 NPV"}
+OBJECTIVE_LABELS = {
+    "npv": "NPV",
+    "mean_npv": "mean NPV",
+    "p90_npv": "P90 NPV",
+    "tail_npv": "worst-tail mean NPV",
+}
 
 
 def unit(field: str, count: int | None = None) -> str:
@@ -35,6 +40,9 @@ def objective_label(result: Mapping[str, Any], objective: str) -> str:
     label = OBJECTIVE_LABELS[objective]
     if objective == "npv":
         return "NPV on the scenario's own values" if paths(result) else label
+    if objective == "tail_npv":  # format 1.3: the mean NPV of the worst paths
+        fraction = float((result.get("simulation") or {}).get("tail_fraction") or 0.1)
+        return f"mean NPV of the worst {100.0 * fraction:g} % of {paths(result):,} paths"
     return f"{label} over {paths(result):,} paths"
 
 

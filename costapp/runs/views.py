@@ -23,7 +23,7 @@ from accounts.decorators import analyst_required, role_required
 from accounts.roles import ANALYST, VIEWER, user_has_role
 from costapp import charts
 from costapp.models import Scenario, SimulationRun
-from costapp.reports import comparison, sizing_summary
+from costapp.reports import comparison, joint_sizing, sizing_summary
 from costapp.reports.categories import CATEGORY_FORMULAS
 from costapp.reports.comparison import dotted_leaves, value_text
 from costapp.reports.sources import source_rows
@@ -280,6 +280,9 @@ def run_sizing(*, run: SimulationRun) -> list[dict[str, Any]]:
     for index, (sweep, chart) in enumerate(
         zip(sweeps, chart_cache.run_sizing_charts(run=run), strict=True)
     ):
+        if joint_sizing.is_joint(sweep):  # format 1.3: a mix sized jointly
+            out.append(joint_sizing_item(result, index, chart))
+            continue
         own = sizing_summary.own_size(result, index)
         best = sweep["best"]
         step = int(result["inputs"]["sizing"][index]["step"])
@@ -314,6 +317,54 @@ def _problems(exc: ScenarioError) -> str:
     return "; ".join(
         f"{error.field}: {error.message}" if error.field else error.message for error in exc.errors
     )
+
+
+def joint_sizing_item(result: dict[str, Any], index: int, chart: Any) -> dict[str, Any]:
+    """A mix's joint sizing on the run page: its heat map (two layers), the best combinations
+    ranked with the scenario's own, one sentence, and whether a copy at the best can be made."""
+    sweep = result["sizing"][index]
+    layers = joint_sizing.layers(result, index)
+    label = sizing_summary.objective_label(result, sweep["objective"])
+    simulated = bool(sizing_summary.paths(result))
+    rows = []
+    for combination in joint_sizing.ranked(result, index):
+        i = combination.position
+        rows.append(
+            {
+                "rank": combination.rank,
+                "sizes": combination.sizes,
+                "cells": [
+                    (layer.heading, size)
+                    for layer, size in zip(layers, combination.sizes, strict=True)
+                ],
+                "objective_usd": combination.objective_usd,
+                "npv_usd": combination.npv_usd,
+                "tail_npv_usd": sweep["tail_npv_usd"][i] if "tail_npv_usd" in sweep else None,
+                "shortfall_probability": combination.shortfall_probability,
+                "own": combination.own,
+                "best": list(combination.sizes) == list(sweep["best"] or []),
+            }
+        )
+    count = len(sweep["candidates"])
+    best = sweep["best"]
+    return {
+        "number": index + 1,
+        "sweep": sweep,
+        "joint": True,
+        "chart": chart,
+        "layers": layers,
+        "rows": rows,
+        "objective": label,
+        "objective_is_npv": sweep["objective"] == "npv",
+        "tail_words": "Mean NPV of the worst "
+        f"{100.0 * float((result.get('simulation') or {}).get('tail_fraction') or 0.1):g} % "
+        "of paths",
+        "simulated": simulated,
+        "sentence": joint_sizing.sentence(result, index),
+        "swept": f"{count:,} combinations of the sizes of {len(layers)} layers; objective: {label}",
+        "best_words": "" if best is None else joint_sizing.described(result, index, best),
+        "may_copy": best is not None and list(best) != joint_sizing.own_sizes(result, index),
+    }
 
 
 @analyst_required

@@ -15,7 +15,7 @@ from typing import Any
 from django.utils import timezone
 
 from costapp.models import Scenario, SimulationRun
-from costapp.reports import sizing_summary
+from costapp.reports import joint_sizing, sizing_summary
 from costapp.scenarios.catalog import (
     GPU_TABLE_WARNING,
     catalog_reference_warnings,
@@ -159,17 +159,28 @@ def scenario_copy_at_size(*, run: SimulationRun, sweep_index: int, owner: Any) -
     )
     if target is None:
         raise ValueError(f'the scenario has no option "{option}"')
-    if sizing_summary.own_size(result, sweep_index) == best:
-        raise ValueError(f'"{option}" is at the best size, {best} {SIZE_UNITS[field]}, already')
-    target[field] = best
-    suffix = f" (at best size: {best:,} {SIZE_UNITS[field]})"
+    if field == "layers":  # format 1.3: a mix at its best combination, every layer's size
+        if joint_sizing.own_sizes(result, sweep_index) == list(best):
+            raise ValueError(f'"{option}" is at its best sizes, {best}, already')
+        target["layers"] = [
+            {"option": entry if isinstance(entry, str) else entry["option"], "size": size}
+            for entry, size in zip(target["layers"], best, strict=True)
+        ]
+        suffix = f" (at best sizes: {', '.join(f'{size:,}' for size in best)})"
+        field_words = "its layers' sizes"
+    else:
+        if sizing_summary.own_size(result, sweep_index) == best:
+            raise ValueError(f'"{option}" is at the best size, {best} {SIZE_UNITS[field]}, already')
+        target[field] = best
+        suffix = f" (at best size: {best:,} {SIZE_UNITS[field]})"
+        field_words = field
     limit = Scenario._meta.get_field("name").max_length or 200
     base = scenario.name
     if len(base) + len(suffix) > limit:  # a long name is cut short, the size kept
         base = base[: limit - len(suffix) - 1] + "…"
     name = base + suffix
     description = (
-        f'A copy of "{scenario.name}" with "{option}" at {field} = {best}: the best size found '
+        f'A copy of "{scenario.name}" with "{option}" at {field_words} = {best}: the best found '
         f"by sizing sweep {sweep_index + 1} ({sweep['objective']}) of run {run.pk}"
         + ("." if as_written else ", from the run's frozen inputs (the scenario changed since).")
     )

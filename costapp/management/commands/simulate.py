@@ -142,9 +142,14 @@ def sizing_lines(sweeps: list[dict[str, Any]]) -> list[str]:
     lines = ["", "Sizing:"]
     for sweep in sweeps:
         sizes = sweep["candidates"]
-        span = (
-            f"{sizes[0]}-{sizes[-1]} by {sizes[1] - sizes[0]}" if len(sizes) > 1 else f"{sizes[0]}"
-        )
+        if sweep["field"] == "layers":  # format 1.3: a mix sized jointly
+            span = f"{sizes[0]}-{sizes[-1]}"
+        else:
+            span = (
+                f"{sizes[0]}-{sizes[-1]} by {sizes[1] - sizes[0]}"
+                if len(sizes) > 1
+                else f"{sizes[0]}"
+            )
         where = f"  {_text(sweep['option'])}: {sweep['field']} {span} ({len(sizes)} sizes), {sweep['objective']}"
         if sweep["best"] is None:
             lines.append(f"{where}: no size qualifies")

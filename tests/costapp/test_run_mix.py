@@ -1,0 +1,95 @@
+"""A run of a format 1.3 document with a mix, its joint sizing and a simulation, through the run
+pipeline: its result is the engine's, and its page and downloads show every option and layer."""
+
+import csv
+import io
+
+import pytest
+from openpyxl import load_workbook
+
+from costapp.models import Scenario
+from costapp.runs import pipeline
+from costapp.scenarios import services
+from tests.tco.helpers import scenario
+
+from .runs_helpers import analyst
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def mix_run(catalog, tasks_in_process):
+    document = scenario("own-commit-rent-mix")
+    document["simulation"] = {
+        "paths": 1000,
+        "seed": 5,
+        "demand_multiplier": {"dist": "triangular", "low": 0.7, "mode": 1, "high": 1.4},
+    }
+    owner = analyst("mia")
+    saved = Scenario.objects.create(owner=owner, name="own, commit, rent", document=document)
+    run = pipeline.run_create(scenario=saved)
+    assert run.status == "succeeded", run.error
+    return run, owner, document
+
+
+def test_the_run_gives_the_engines_result_with_the_mixs_layers_and_tail(mix_run):
+    run, _owner, document = mix_run
+    assert run.result == services.scenario_simulate(document=document)
+    the_mix = run.result["options"][3]
+    assert [layer["role"] for layer in the_mix["layers"]] == ["layer", "layer", "rest"]
+    assert all("tail_npv_usd" in option for option in run.result["options"])
+    [sweep] = run.result["sizing"]
+    assert sweep["field"] == "layers" and isinstance(sweep["best"], list)
+    assert run.result["engine_version"] == "1.3.0"
+
+
+def test_the_run_page_and_its_downloads_show_the_mix(client, mix_run):
+    run, owner, _document = mix_run
+    client.force_login(owner)
+    page = client.get(f"/runs/{run.pk}/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    the_mix = run.result["options"][3]
+    assert the_mix["name"][:40] in html
+    rows = list(
+        csv.DictReader(
+            io.StringIO(client.get(f"/api/v1/runs/{run.pk}/monthly.csv").content.decode())
+        )
+    )
+    assert {row["option"] for row in rows} >= {the_mix["name"]}
+    workbook = load_workbook(io.BytesIO(client.get(f"/runs/{run.pk}/run.xlsx").content))
+    options = workbook["options"]
+    names = [cell.value for cell in options["A"]]
+    assert the_mix["name"] in names
+
+
+def test_the_joint_sizing_is_ranked_and_a_copy_at_the_best_sizes_prices_as_the_sweep(
+    client, mix_run
+):
+    run, owner, _document = mix_run
+    client.force_login(owner)
+    html = client.get(f"/runs/{run.pk}/").content.decode()
+    [sweep] = run.result["sizing"]
+    assert 'id="sizing-1-ranked"' in html and "(best)" in html
+    assert "(the scenario's own)" in html
+    # two layers: a heat map of the objective by combination
+    assert 'id="chart-sizing-1"' in html or "sizing-1" in html
+    copied = client.post(f"/runs/{run.pk}/sizing/1/copy/")
+    assert copied.status_code == 302, copied.content
+    copy = Scenario.objects.exclude(pk=run.scenario_id).get(owner=owner)
+    layers = copy.document["options"][3]["layers"]
+    assert [layer["size"] for layer in layers] == sweep["best"]
+    result = services.scenario_simulate(document=copy.document)
+    best = sweep["candidates"].index(sweep["best"])
+    the_mix = result["options"][3]
+    assert the_mix["npv_usd"] == sweep["npv_usd"][best]
+    assert the_mix["tail_npv_usd"] == sweep["tail_npv_usd"][best]
+    assert the_mix["total_usd"] == sweep["total_usd"][best]
+
+
+def test_the_command_table_names_the_joint_sizing(tmp_path):
+    from .test_simulate_command import SCENARIOS, run_simulate
+
+    printed = run_simulate(str(SCENARIOS / "own-commit-rent-mix.json"))
+    assert printed.returncode == 0, printed.stderr.decode()
+    assert "layers [0, 0]-[6, 48]" in printed.stdout.decode()
