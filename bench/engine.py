@@ -3,7 +3,8 @@
 Scenario: ``bench/uncertain-h100-fleet.json`` (5 options, 36 months, three uncertain inputs), or
 the one ``--scenario`` names, such as ``bench/served-and-trained.json`` (format 1.2: a 70B model
 served lightly, so its resident replica binds, a fine-tune whose goodput falls under failures,
-an ``api`` option, four uncertain inputs).
+an ``api`` option, four uncertain inputs) or ``bench/uncertain-h100-fleet-mix.json`` (format 1.3:
+the same fleet with a mix of owned, leased and committed layers and a rest as a sixth option).
 Measures, on one thread (``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS``, ``MKL_NUM_THREADS`` = 1,
 set before numpy is imported; threadpoolctl as well when installed):
 
