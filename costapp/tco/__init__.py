@@ -35,6 +35,7 @@ from .engine import (
     MonteCarloRunner,
     SizingRunner,
     deterministic_costs,
+    mix_months,
     option_results,
     simulate,
     simulate_normalized,
@@ -87,6 +88,7 @@ from .validation import Normalized, normalize
 
 __all__ = [
     "blocks_reduce",
+    "mix_months",
     "option_results",
     "deterministic_costs",
     "PathCosts",

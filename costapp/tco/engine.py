@@ -28,7 +28,8 @@ from .core import (
     supply_on_paths,
 )
 from .errors import FieldError, ScenarioError
-from .mix import mix_layers_result, mix_utilization
+from .load import LoadOnPaths
+from .mix import mix_layers_result, mix_service, mix_utilization
 from .types import GpuTable
 from .validation import normalize
 
@@ -403,3 +404,43 @@ def break_even_scale(plan: Plan, index: int, total_usd: float | None = None) -> 
     # the gap is linear within so small a bracket
     scale = low - ends[0] * (high - low) / (ends[1] - ends[0])
     return float(min(max(scale, low), high))
+
+
+def mix_months(inputs: Mapping[str, Any], gpus: GpuTable) -> dict[str, dict[str, Any]]:
+    """Per ``mix`` option of a normalised document (format 1.3), on its own values, month by month
+    (``1 … H``): what each layer and ``rest`` serve [GPU-h, the mix's supply hours] and each
+    layer's capacity [GPU-h]: ``{name: {"layers": [{"name", "role", "served_gpu_hours",
+    "capacity_gpu_hours"}], "supply_gpu_hours"}}`` (``capacity_gpu_hours`` None for ``rest``).
+    The figures a run page draws beside the result's ``layers``."""
+    with np.errstate(all="ignore"):
+        plan = plan_build(inputs, gpus)
+        out: dict[str, dict[str, Any]] = {}
+        hours, horizon = plan.hours_per_month, plan.horizon_months
+        for option in plan.options:
+            if option.mix is None:
+                continue
+            busy, supply = supply_on_paths(option, None, 1, horizon)
+            service = mix_service(option.mix, LoadOnPaths(option.load, None, hours), supply, hours)
+            rows: list[dict[str, Any]] = []
+            for layer, served in zip(option.mix.layers, service.served, strict=True):
+                assert served is not None
+                rows.append(
+                    {
+                        "name": layer.name,
+                        "role": "layer",
+                        "served_gpu_hours": _floats(served[0, 1:]),
+                        "capacity_gpu_hours": _floats(layer.capacity_gpus[1:] * hours),
+                    }
+                )
+            if option.mix.rest is not None:
+                rest = np.broadcast_to(service.rest, supply.shape)[0, 1:]
+                rows.append(
+                    {
+                        "name": option.mix.rest.name,
+                        "role": "rest",
+                        "served_gpu_hours": _floats(rest),
+                        "capacity_gpu_hours": None,
+                    }
+                )
+            out[option.name] = {"layers": rows, "supply_gpu_hours": _floats(supply[0, 1:])}
+        return out

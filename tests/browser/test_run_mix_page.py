@@ -43,6 +43,13 @@ def test_a_mix_run_page_draws_its_joint_sizing_and_fits_every_width(page, live_s
         "() => document.querySelector('#chart-sizing-1 .js-plotly-plot').data.map(t => t.type)"
     )
     assert kinds[0] == "heatmap", kinds
+    # what each layer and rest serve, month by month, stacked, with each layer's capacity
+    page.locator("#chart-layers-4 .js-plotly-plot").wait_for()
+    names = page.evaluate(
+        "() => document.querySelector('#chart-layers-4 .js-plotly-plot').data.map(t => t.name)"
+    )
+    assert len([n for n in names if n.startswith("Capacity up to")]) == 2, names
+    assert any(n.startswith("Rest: ") for n in names), names
     ranked = page.locator("#sizing-1-ranked tbody tr")
     assert ranked.count() >= 2
     assert "(best)" in ranked.first.inner_text()
@@ -58,5 +65,8 @@ def test_a_mix_run_page_draws_its_joint_sizing_and_fits_every_width(page, live_s
             page.screenshot(path=str(SCREENSHOTS / f"run-mix-{width}.png"), full_page=True)
             page.locator("#sizing").screenshot(
                 path=str(SCREENSHOTS / f"run-mix-sizing-{width}.png")
+            )
+            page.locator("#chart-layers-4").screenshot(
+                path=str(SCREENSHOTS / f"run-mix-layers-{width}.png")
             )
     assert not problems, problems
