@@ -82,6 +82,13 @@ def scenario_document_schema() -> dict[str, Any]:
             "egress_tiers": tier,
             "financing": table_schema(tables.FINANCING_FIELDS),
             "token_price": table_schema(tables.TOKEN_PRICE_FIELDS),
+            # format 1.3: a mix's layer, an option's name or {"option", "size"}
+            "layers": {
+                "oneOf": [
+                    {"type": "string", "minLength": 1},
+                    table_schema(tables.MIX_LAYER_FIELDS),
+                ]
+            },
         },
     )
     for name in sourced_numbers():
@@ -97,7 +104,10 @@ def scenario_document_schema() -> dict[str, Any]:
                 "nullable": True,
                 "description": "object: none means no simulation",
             },
-            "sizing": table_schema(tables.SWEEP_FIELDS),
+            "sizing": table_schema(
+                tables.SWEEP_FIELDS,
+                nested={"layers": table_schema(tables.SWEEP_LAYER_FIELDS)},
+            ),
         },
     )
     document["description"] = "a scenario document (docs/scenario-format.md)"

@@ -1,5 +1,6 @@
 """A succeeded run's downloads: the rows of ``monthly.csv`` (docs/api.md) and the XLSX
-workbook of the run page (sheets "monthly", "options" and "sources").
+workbook of the run page (sheets "monthly", "options" and "sources", and "layers" where the
+result has a mix).
 """
 
 import csv
@@ -62,7 +63,14 @@ OPTION_COLUMNS = [
     ("shortfall_gpu_hours", "shortfall_gpu_hours"),
     ("all_in_usd_per_million_tokens", "all_in_usd_per_million_tokens"),
     ("goodput", "goodput"),
+    ("mean_npv_usd", "mean_npv_usd"),
+    ("p90_npv_usd", "p90_npv_usd"),
+    ("tail_npv_usd", "tail_npv_usd"),
 ]
+
+LAYER_COLUMNS = ["mix", "layer", "role", "provisioned_gpus", "served_gpu_hours", "total_usd"]
+"""The columns of the workbook's sheet "layers" (format 1.3: each mix's ``layers``, one row per
+layer and rest)."""
 
 SOURCE_COLUMNS = ["path", "value", "source", "stated_on", "flags"]
 """The columns of the workbook's sheet "sources" (the result's ``sources``; a tier list as JSON,
@@ -100,9 +108,26 @@ def run_workbook(*, run: SimulationRun) -> bytes:
     sources = pd.DataFrame(
         [_source_cells(row) for row in run.result.get("sources") or []], columns=SOURCE_COLUMNS
     )
+    layers = pd.DataFrame(
+        [
+            [
+                option["name"],
+                layer["name"],
+                layer["role"],
+                layer["provisioned_gpus"],
+                layer["served_gpu_hours"],
+                layer["total_usd"],
+            ]
+            for option in run.result["options"]
+            for layer in option.get("layers") or []
+        ],
+        columns=LAYER_COLUMNS,
+    )
     out = io.BytesIO()
     with pd.ExcelWriter(out, engine="openpyxl") as writer:
         monthly.to_excel(writer, sheet_name="monthly", index=False, freeze_panes=(1, 0))
         options.to_excel(writer, sheet_name="options", index=False, freeze_panes=(1, 0))
         sources.to_excel(writer, sheet_name="sources", index=False, freeze_panes=(1, 0))
+        if not layers.empty:  # format 1.3: a mix's layers
+            layers.to_excel(writer, sheet_name="layers", index=False, freeze_panes=(1, 0))
     return out.getvalue()

@@ -61,6 +61,12 @@ def test_the_run_page_and_its_downloads_show_the_mix(client, mix_run):
     options = workbook["options"]
     names = [cell.value for cell in options["A"]]
     assert the_mix["name"] in names
+    sheet = workbook["layers"]
+    rows = [[cell.value for cell in row] for row in sheet.iter_rows(min_row=2)]
+    assert [row[1] for row in rows] == [layer["name"] for layer in the_mix["layers"]]
+    assert [row[4] for row in rows] == pytest.approx(
+        [layer["served_gpu_hours"] for layer in the_mix["layers"]], rel=1e-12
+    )
 
 
 def test_the_joint_sizing_is_ranked_and_a_copy_at_the_best_sizes_prices_as_the_sweep(
