@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -28,6 +29,7 @@ pytestmark = [pytest.mark.services, pytest.mark.registry]
 
 GENERATOR = "openapi-python-client==0.29.1"
 PACKAGE = "gpu_tco_client"
+SCENARIOS = Path(__file__).resolve().parent / "tco" / "scenarios"
 RUN_SECONDS = 60
 
 
@@ -173,6 +175,30 @@ def test_a_generated_client_runs_a_scenario_and_reads_typed_results_and_errors(
     assert isinstance(priced.parsed, models.ResultDocument)
     assert isinstance(priced.parsed.options[0].total_usd, float)
     assert priced.parsed.options[0].total_usd == result.options[0].total_usd  # the same months
+
+    # format 1.3: a scenario with a mix saved and priced, its layers and joint sizing typed
+    mix_document = json.loads((SCENARIOS / "own-commit-rent-mix.json").read_text())
+    saved_mix = api.scenarios_create.sync_detailed(
+        client=client,
+        body=models.ScenarioRequest(
+            name="own, commit, rent", document=models.ScenarioDocument.from_dict(mix_document)
+        ),
+    )
+    assert saved_mix.status_code == 201, saved_mix.content
+    assert saved_mix.parsed.document.to_dict() == mix_document
+    priced_mix = api.simulate_create.sync_detailed(
+        client=client, body=models.ScenarioDocument.from_dict(mix_document)
+    )
+    assert priced_mix.status_code == 200, priced_mix.content
+    the_mix = priced_mix.parsed.options[3]
+    assert the_mix.type_.value == "mix"
+    assert [layer.role.value for layer in the_mix.layers] == ["layer", "layer", "rest"]
+    assert all(isinstance(layer.served_gpu_hours, float) for layer in the_mix.layers)
+    assert the_mix.layers[2].provisioned_gpus is None
+    assert the_mix.additional_properties == {}
+    [joint] = priced_mix.parsed.sizing
+    assert joint.field.value == "layers" and joint.best == [1, 0]
+    assert priced_mix.parsed.to_dict() == json.loads(priced_mix.content)
 
     # a bad document: a 400 parsed into the error envelope, not raised
     small["options"][4]["pue"] = 0.5
