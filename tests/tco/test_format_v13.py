@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from costapp.tco import montecarlo as mc
 from costapp.tco import sizing
 from costapp.tco.core import Futures, plan_cost
-from costapp.tco.engine import simulate
+from costapp.tco.engine import break_even_scale, simulate
 from costapp.tco.errors import ScenarioError
 from costapp.tco.load import LoadOnPaths, WorkloadLoad
 
@@ -666,3 +666,21 @@ def test_npvs_within_a_billionth_tie_and_the_first_in_order_is_cheapest():
     assert cheapest_index([1e6 + 1e-4, 1e6, 5e5], [True, True, False]) == 0
     assert cheapest_index([1e6 + 1e-2, 1e6], [True, True]) == 1
     assert cheapest_index([3.0, 2.0], [False, False]) is None
+
+
+def test_other_options_break_even_against_a_mix_baseline():
+    doc = scenario("own-commit-rent-mix")
+    doc["baseline"] = doc["options"][3]["name"]
+    del doc["sizing"]
+    result = run(doc)
+    assert result["baseline"] == doc["options"][3]["name"]
+    the_mix, committed = result["options"][3], result["options"][1]
+    assert the_mix["break_even_utilization"] is None and the_mix["break_even_month"] == 0.0
+    assert committed["savings_vs_baseline_pct"] == pytest.approx(
+        100 * (1 - committed["total_usd"] / the_mix["total_usd"]), rel=1e-12
+    )
+    plan = plan_of(doc)
+    scale = break_even_scale(plan, 1)
+    if scale is not None:  # where the commitment meets the mix, their totals agree
+        costs = plan_cost(plan, Futures(demand_multiplier=np.array([scale])), 1)
+        assert costs.total_usd[1, 0] == pytest.approx(costs.total_usd[3, 0], rel=1e-8)
