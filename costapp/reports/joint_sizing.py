@@ -162,3 +162,43 @@ def sentence(result: Mapping[str, Any], index: int) -> str:
     elif own:
         text += " The scenario's own sizes are the best."
     return text
+
+
+def best_beside_own(result: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Per sweep whose best differs from the scenario's own size (one sweep per option, the
+    first), the option priced at both, as the key figures show it beside the size written:
+    ``{"option", "own", "best", "own_npv_usd", "best_npv_usd", "objective", "number"}`` (sizes in
+    words; NPVs on the scenario's own values) [USD]."""
+    rows: list[dict[str, Any]] = []
+    named: set[str] = set()
+    for index, sweep in enumerate(result.get("sizing") or []):
+        if sweep["best"] is None or sweep["option"] in named:
+            continue
+        named.add(sweep["option"])
+        option = next(o for o in result["options"] if o["name"] == sweep["option"])
+        best_at = sweep["candidates"].index(sweep["best"])
+        if is_joint(sweep):
+            own_sizes_ = own_sizes(result, index)
+            if own_sizes_ == list(sweep["best"]):
+                continue
+            own_words = described(result, index, own_sizes_)
+            best_words = described(result, index, sweep["best"])
+        else:
+            own = sizing_summary.own_size(result, index)
+            if own == sweep["best"]:
+                continue
+            field = sweep["field"]
+            own_words = f"{own:,} {sizing_summary.unit(field, own)}"
+            best_words = f"{sweep['best']:,} {sizing_summary.unit(field, sweep['best'])}"
+        rows.append(
+            {
+                "number": index + 1,
+                "option": sweep["option"],
+                "own": own_words,
+                "best": best_words,
+                "own_npv_usd": float(option["npv_usd"]),
+                "best_npv_usd": float(sweep["npv_usd"][best_at]),
+                "objective": sizing_summary.objective_label(result, sweep["objective"]),
+            }
+        )
+    return rows

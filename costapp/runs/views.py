@@ -148,6 +148,7 @@ def result_context(*, run: SimulationRun, result: dict[str, Any]) -> dict[str, A
         "assumptions": assumptions(result["inputs"]),
         "formulas": CATEGORY_FORMULAS,
         "sizing": run_sizing(run=run),
+        "sized_best": joint_sizing.best_beside_own(result),
         "sources": source_rows(result=result, engine_version=run.engine_version),
         "key_columns": {
             "tokens": any(

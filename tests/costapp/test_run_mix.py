@@ -99,3 +99,15 @@ def test_the_command_table_names_the_joint_sizing(tmp_path):
     printed = run_simulate(str(SCENARIOS / "own-commit-rent-mix.json"))
     assert printed.returncode == 0, printed.stderr.decode()
     assert "layers [0, 0]-[6, 48]" in printed.stdout.decode()
+
+
+def test_the_key_figures_say_what_the_sizing_found_beside_the_size_written(client, mix_run):
+    run, owner, _document = mix_run
+    client.force_login(owner)
+    html = client.get(f"/runs/{run.pk}/").content.decode()
+    [sweep] = run.result["sizing"]
+    assert 'id="sized-best"' in html
+    assert (
+        "is priced above at the scenario's own size, 2 owned servers, 8 committed GPUs" in html
+    )
+    assert "finds 1 owned server, 0 committed GPUs best" in html
