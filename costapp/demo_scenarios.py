@@ -30,6 +30,25 @@ def scenario_name_fitted(name: str) -> str:
     return name[: most - 1].rsplit(" ", 1)[0].rstrip(" ,:;(") + "…"
 
 
+FORMAT_1_3_NOTES = {
+    "llm-train-and-serve.json": (
+        "Format 1.3 changes one figure: the GPU cloud 1-year commitment of 96 GPUs cannot run "
+        "the 128-GPU pre-training at all (a run holds its whole cluster), so that work is bought "
+        "on demand beyond the commitment, and its total rises from $5,550,336 to $6,591,297."
+    ),
+    "serve-70b-host-or-api.json": (
+        "Format 1.3 changes one figure slightly: the owned server's power follows the work its "
+        "GPUs do at the busiest hours, and its total moves from $376,044 to $376,036."
+    ),
+    "own-commit-rent-mix.json": (
+        "Format 1.3's mix: own a base of servers, commit to a middle, rent the rest, as one "
+        "plan, sized jointly."
+    ),
+}
+"""What format 1.3 changes in a shipped example's figures, said on its page (the examples the
+new rules leave alone carry no note)."""
+
+
 def demo_documents() -> list[tuple[str, str, dict[str, Any]]]:
     """(name, description, document) of every example scenario and claim case, in order."""
     found: list[tuple[str, str, dict[str, Any]]] = []
@@ -37,6 +56,8 @@ def demo_documents() -> list[tuple[str, str, dict[str, Any]]]:
         document = json.loads(path.read_text(encoding="utf-8"))
         name = str(document.get("name") or path.stem) if isinstance(document, dict) else path.stem
         description = f"Shipped example scenario {path.name}."
+        if path.name in FORMAT_1_3_NOTES:
+            description += f" {FORMAT_1_3_NOTES[path.name]}"
         if scenario_name_fitted(name) != name:
             description += f" {name}."
         found.append((scenario_name_fitted(name), description, document))

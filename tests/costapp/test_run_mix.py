@@ -107,7 +107,15 @@ def test_the_key_figures_say_what_the_sizing_found_beside_the_size_written(clien
     html = client.get(f"/runs/{run.pk}/").content.decode()
     [sweep] = run.result["sizing"]
     assert 'id="sized-best"' in html
-    assert (
-        "is priced above at the scenario's own size, 2 owned servers, 8 committed GPUs" in html
-    )
+    assert "is priced above at the scenario's own size, 2 owned servers, 8 committed GPUs" in html
     assert "finds 1 owned server, 0 committed GPUs best" in html
+
+
+def test_the_examples_whose_figures_format_1_3_changes_say_so():
+    from costapp.demo_scenarios import demo_documents
+
+    described = {document["name"]: text for _name, text, document in demo_documents()}
+    changed = [text for text in described.values() if "Format 1.3 changes" in text]
+    assert len(changed) == 2
+    assert any("cannot run the 128-GPU pre-training" in text for text in changed)
+    assert any("Format 1.3's mix" in text for text in described.values())
