@@ -13,7 +13,7 @@ from costapp.tco import FieldError, schema
 if TYPE_CHECKING:
     pass
 from costapp.builder.catalog import token_price_value
-from costapp.builder.fields import tiers_text, value_text
+from costapp.builder.fields import layers_text, ranges_text, tiers_text, value_text
 from costapp.builder.forms import (
     BILLING_OWNERS,
     DIST_PARAMS,
@@ -37,6 +37,10 @@ def _row_data(
             data[f"{prefix}-{index}-{key}"] = token_price_value(
                 value.get("provider"), value.get("model")
             )
+        elif prefix == "options" and key == "layers":  # format 1.3: a mix, one layer a line
+            data[f"{prefix}-{index}-{key}"] = layers_text(value)
+        elif prefix == "sizing" and key == "layers":  # a joint sizing, one range a line
+            data[f"{prefix}-{index}-{key}"] = ranges_text(value)
         elif (
             prefix == "options"
             and isinstance(value, Mapping)

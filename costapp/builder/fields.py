@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from django import forms
@@ -62,6 +62,96 @@ class JsonListField(forms.CharField):
         if not isinstance(parsed, list):
             raise forms.ValidationError("must be a JSON list, in [ ]")
         return parsed
+
+
+LAYER_LINE = re.compile(r"^(?P<name>.*?\S)\s*=\s*(?P<size>\d+)\s*$")
+RANGE_LINE = re.compile(
+    r"^(?P<low>\d+)\s*(?:(?:-|–|to)\s*(?P<high>\d+))?(?:\s*(?:by|step)\s*(?P<step>\d+))?$"
+)
+
+
+class LayersField(forms.CharField):
+    """A mix's layers (format 1.3), one a line, bottom first: an option's name, or ``NAME = N``
+    to hold it at N committed GPUs or servers in the mix."""
+
+    widget = forms.Textarea(attrs={"rows": 3, "cols": 40})
+
+    # The cleaned value is the parsed layers, not the text: a deliberate change of CharField's type.
+    def to_python(self, value: Any) -> list[Any] | None:  # type: ignore[override]
+        text = super().to_python(value)
+        if not text or not text.strip():
+            return None
+        layers: list[Any] = []
+        for line in text.splitlines():
+            line = line.strip()
+            if not line:
+                continue
+            found = LAYER_LINE.match(line)
+            if found:
+                layers.append({"option": found["name"], "size": int(found["size"])})
+            else:
+                layers.append(line)
+        return layers
+
+
+def layers_text(layers: Any) -> str:
+    """The text of the layers field for a mix's ``layers``."""
+    if not isinstance(layers, list):
+        return json.dumps(layers)
+    lines = []
+    for layer in layers:
+        if isinstance(layer, str):
+            lines.append(layer)
+        elif isinstance(layer, Mapping) and set(layer) <= {"option", "size"}:
+            size = layer.get("size")
+            lines.append(str(layer.get("option")) + ("" if size is None else f" = {size}"))
+        else:
+            return json.dumps(layers)
+    return "\n".join(lines)
+
+
+class RangesField(forms.CharField):
+    """A joint sizing's ranges (format 1.3), one a line in the mix's layer order: ``MIN-MAX`` or
+    ``MIN-MAX by STEP`` (a single number: that size alone)."""
+
+    widget = forms.Textarea(attrs={"rows": 3, "cols": 24})
+
+    # The cleaned value is the parsed ranges, not the text: a deliberate change of CharField's type.
+    def to_python(self, value: Any) -> list[dict[str, int]] | None:  # type: ignore[override]
+        text = super().to_python(value)
+        if not text or not text.strip():
+            return None
+        ranges: list[dict[str, int]] = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            line = line.strip()
+            if not line:
+                continue
+            found = RANGE_LINE.match(line)
+            if not found:
+                raise forms.ValidationError(
+                    f"line {number}: write 'min-max' or 'min-max by step', not {line!r}"
+                )
+            low = int(found["low"])
+            entry = {"min": low, "max": int(found["high"]) if found["high"] else low}
+            if found["step"]:
+                entry["step"] = int(found["step"])
+            ranges.append(entry)
+        return ranges
+
+
+def ranges_text(ranges: Any) -> str:
+    """The text of the ranges field for a joint sizing's ``layers``."""
+    if not isinstance(ranges, list) or not all(
+        isinstance(r, Mapping) and set(r) <= {"min", "max", "step"} for r in ranges
+    ):
+        return json.dumps(ranges)
+    lines = []
+    for r in ranges:
+        line = f"{r.get('min')}-{r.get('max')}"
+        if r.get("step") not in (None, 1):
+            line += f" by {r['step']}"
+        lines.append(line)
+    return "\n".join(lines)
 
 
 class TiersField(forms.CharField):
@@ -160,6 +250,8 @@ def spec_field(
         return forms.ChoiceField(
             required=False, label=label, help_text=help_text, choices=[("", empty), *options]
         )
+    if spec.kind == "list" and name == "layers":
+        return LayersField(required=False, strip=False, label=label, help_text=help_text)
     if spec.kind == "list":
         return JsonListField(required=False, strip=False, label=label, help_text=help_text)
     return forms.CharField(required=False, strip=False, label=label, help_text=help_text)

@@ -16,7 +16,7 @@ from costapp.tco import FieldSpec, schema, swept_field
 if TYPE_CHECKING:
     pass
 from costapp.builder.catalog import CatalogChoices
-from costapp.builder.fields import INTEGER, NumberField, TiersField, spec_field
+from costapp.builder.fields import INTEGER, NumberField, RangesField, TiersField, spec_field
 from costapp.builder.labels import ASSUMPTION_SUFFIX, NOTES, label_of
 from costapp.reports.field_labels import QUANTITY_LABELS
 
@@ -455,11 +455,21 @@ class SweepForm(RowForm):
                 self.fields[name] = spec_field(name, spec, choices=choices)
                 self.fields[name].widget.attrs["data-option-names"] = ""
                 self.fields[name].widget.attrs["data-sizable"] = json.dumps(sizable_table())
+            elif name == "layers":  # format 1.3: a mix sized jointly, a range per layer
+                self.fields[name] = RangesField(
+                    required=False,
+                    strip=False,
+                    label="Ranges of the mix's layers",
+                    help_text="a mix only, instead of min, max and step: one line per layer, in "
+                    "the mix's order, 'min-max' or 'min-max by step' (at most 1,000 combinations)",
+                )
             else:
                 self.fields[name] = spec_field(name, spec)
         self.fields[
             "option"
-        ].help_text = "required: a committed cloud, dedicated or on-prem option of this scenario"
+        ].help_text = (
+            "required: a committed cloud, dedicated or on-prem option of this scenario, or a mix"
+        )
         self.fields["DELETE"] = forms.BooleanField(required=False, widget=forms.HiddenInput)
 
     def layout(self) -> list[tuple[forms.BoundField, str, str]]:

@@ -44,6 +44,13 @@ NOTES = {
     "usd_per_million_input_tokens": "default 0, or the hosted model's price",
     "usd_per_million_training_tokens": "optional: buys training by the token (else it is shortfall)",
     "assumption": "a sourced figure from the catalog; leave the number empty to use it",
+    "layers": "a mix: one option of this scenario a line, bottom first (committed, dedicated or "
+    "on-prem); 'NAME = N' holds it at N committed GPUs or servers in the mix",
+    "rest": "a mix: the name of an elastic on-demand or spot cloud option that buys the rest",
+    "peak_hours_per_day": "default: min(4, 24 / peak to average); the hours the traffic peaks",
+    "prefill_tokens_per_second_per_gpu": "default: estimated from the parameters (prompts read "
+    "at half the peak compute); read only with input tokens",
+    "tail_fraction": "default 0.1: tail NPV is the mean NPV of this worst share of paths",
 }
 
 

@@ -57,6 +57,11 @@ LABELS = {
     "usd_per_million_training_tokens": "USD per million training tokens",
     "seed": "Random seed",
     "dist": "Distribution",
+    "layers": "Layers, bottom first",
+    "rest": "Rest: rented by the hour",
+    "peak_hours_per_day": "Busiest hours a day",
+    "prefill_tokens_per_second_per_gpu": "Prompt tokens read per second per GPU",
+    "tail_fraction": "Worst share of paths (tail)",
 }
 
 ASSUMPTION_SUFFIX = "_assumption"
