@@ -408,10 +408,10 @@ SWEEP_FIELDS: Final[Mapping[str, FieldSpec]] = {
     "option": FieldSpec("text", required=True),
     "min": _whole(),  # required, except for a mix (version 1.3), which gives layers
     "max": _whole(),
-    "layers": FieldSpec("list"),  # version 1.3: one {"min", "max", "step"} per layer of a mix
     "step": _whole(1, low=1),
     "objective": _choice(None, *OBJECTIVES),  # default: mean_npv with a simulation, else npv
     "max_shortfall_probability": _fraction(0.0),
+    "layers": FieldSpec("list"),  # version 1.3: one {"min", "max", "step"} per layer of a mix
 }
 
 SWEEP_LAYER_FIELDS: Final[Mapping[str, FieldSpec]] = {

@@ -6,7 +6,7 @@ copy's run giving the figures the sizing found for them."""
 import pytest
 
 from costapp.models import Scenario, SimulationRun
-from tests.browser.support import log_in
+from tests.browser.support import SCREENSHOTS, log_in
 from tests.costapp.runs_helpers import analyst
 
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.django_db(transaction=True)]
@@ -82,6 +82,9 @@ def test_a_mix_built_in_the_form_is_sized_jointly_run_and_copied_at_its_best(
     page.locator("#id_sizing-0-option").wait_for()
     page.select_option("#id_sizing-0-option", "Own, lease, commit, rent")
     page.fill("#id_sizing-0-layers", "0-2\n0-1\n0-16 by 8")
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.locator("fieldset.option").nth(4).screenshot(path=str(SCREENSHOTS / "builder-mix.png"))
+    page.locator("#sizing-section").screenshot(path=str(SCREENSHOTS / "builder-mix-sizing.png"))
     page.click("#save-button")
     page.wait_for_url(f"{live_server.url}/scenarios/*/")
     scenario = Scenario.objects.get(owner=user)
