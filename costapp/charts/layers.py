@@ -31,7 +31,9 @@ def layers_chart(name: str, index: int, found: Mapping[str, Any]) -> Chart:
     horizon = len(found["supply_gpu_hours"])
     x = list(range(1, horizon + 1))
     title = f"{name}: GPU-hours served by each layer, month by month"
-    figure = empty_figure(layout=chart_layout(title, "Month", "GPU-hours a month", showlegend=True))
+    figure = empty_figure(
+        layout=chart_layout(title, "Month", "Served [GPU-h per month]", showlegend=True)
+    )
     held = [0.0] * horizon
     for j, row in enumerate(rows):
         color = series_color(j)
