@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import importlib
+import io
 import json
+import subprocess
+import sys
+import tarfile
 from functools import cache
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from costapp.tco.validation import normalize
@@ -78,3 +84,27 @@ def plan_of(doc: dict[str, Any]) -> Any:
 def by_name(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """A result's options by name."""
     return {option["name"]: option for option in result["options"]}
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def archived_engine(folder: Path, commit: str, package: str, version: str) -> ModuleType:
+    """The project's own engine as it stood at ``commit`` (``git archive`` of ``costapp/tco``
+    written into ``folder``), imported as the package ``package``; its ``ENGINE_VERSION`` must be
+    ``version``. A clone without that commit fails here rather than skip."""
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", commit, "costapp/tco"],
+        capture_output=True,
+        check=True,
+    ).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(folder, filter="data")
+    (folder / "costapp" / "tco").rename(folder / package)
+    sys.path.insert(0, str(folder))
+    try:
+        engine = importlib.import_module(f"{package}.engine")
+    finally:
+        sys.path.remove(str(folder))
+    assert version == engine.ENGINE_VERSION
+    return engine

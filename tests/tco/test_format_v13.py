@@ -9,12 +9,7 @@ from __future__ import annotations
 
 import copy
 import importlib
-import io
 import math
-import subprocess
-import sys
-import tarfile
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -30,11 +25,10 @@ from costapp.tco.engine import break_even_scale, simulate
 from costapp.tco.errors import ScenarioError
 from costapp.tco.load import LoadOnPaths, WorkloadLoad
 
-from .helpers import by_name, document, gpu_figures, plan_of, run, scenario
+from .helpers import archived_engine, by_name, document, gpu_figures, plan_of, run, scenario
 from .test_properties import PROPERTY_SETTINGS, positive, scenarios
 from .test_v11_figures import flat
 
-ROOT = Path(__file__).resolve().parents[2]
 ENGINE_1_2_COMMIT = "8137016fad4631b431c516497346bd1b770c3786"
 PACKAGE = "tco_engine_1_2"
 HOURS = 730.0
@@ -584,22 +578,8 @@ def test_a_mix_is_priced_on_every_path_with_the_others():
 
 @pytest.fixture(scope="module")
 def engine_1_2(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
-    archive = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", ENGINE_1_2_COMMIT, "costapp/tco"],
-        capture_output=True,
-        check=True,
-    ).stdout
     folder = tmp_path_factory.mktemp("engine-1.2")
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(folder, filter="data")
-    (folder / "costapp" / "tco").rename(folder / PACKAGE)
-    sys.path.insert(0, str(folder))
-    try:
-        engine = importlib.import_module(f"{PACKAGE}.engine")
-    finally:
-        sys.path.remove(str(folder))
-    assert engine.ENGINE_VERSION == "1.2.0"
-    return engine
+    return archived_engine(folder, ENGINE_1_2_COMMIT, PACKAGE, "1.2.0")
 
 
 NEW_WORKLOAD_FIELDS = ("peak_hours_per_day", "prefill_tokens_per_second_per_gpu")

@@ -15,11 +15,6 @@ from __future__ import annotations
 
 import copy
 import importlib
-import io
-import subprocess
-import sys
-import tarfile
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -30,10 +25,9 @@ from hypothesis import strategies as st
 from costapp.tco.engine import simulate
 from costapp.tco.errors import ScenarioError
 
-from .helpers import gpu_figures, scenario, scenario_names
+from .helpers import archived_engine, gpu_figures, scenario, scenario_names
 from .test_properties import PROPERTY_SETTINGS, scenarios
 
-ROOT = Path(__file__).resolve().parents[2]
 ENGINE_1_1_COMMIT = "80776e70d7b9b48749e77cf8496e4b3f29152382"
 PACKAGE = "tco_engine_1_1"
 NEW_WORKLOAD_FIELDS = (
@@ -50,22 +44,8 @@ NEW_OPTION_FIGURES = ("all_in_usd_per_million_tokens", "goodput", "tail_npv_usd"
 
 @pytest.fixture(scope="module")
 def engine_1_1(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
-    archive = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", ENGINE_1_1_COMMIT, "costapp/tco"],
-        capture_output=True,
-        check=True,
-    ).stdout
     folder = tmp_path_factory.mktemp("engine-1.1")
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(folder, filter="data")
-    (folder / "costapp" / "tco").rename(folder / PACKAGE)
-    sys.path.insert(0, str(folder))
-    try:
-        engine = importlib.import_module(f"{PACKAGE}.engine")
-    finally:
-        sys.path.remove(str(folder))
-    assert engine.ENGINE_VERSION == "1.1.0"
-    return engine
+    return archived_engine(folder, ENGINE_1_1_COMMIT, PACKAGE, "1.1.0")
 
 
 def flat(doc: dict[str, Any]) -> dict[str, Any]:
