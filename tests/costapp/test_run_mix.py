@@ -119,3 +119,25 @@ def test_the_examples_whose_figures_format_1_3_changes_say_so():
     assert len(changed) == 2
     assert any("cannot run the 128-GPU pre-training" in text for text in changed)
     assert any("Format 1.3's mix" in text for text in described.values())
+
+
+def test_two_mix_runs_compare_and_a_read_only_link_shows_the_mix(client, mix_run):
+    from costapp.runs.links import run_link_create
+
+    run, owner, document = mix_run
+    cheaper = {**document, "name": "cheaper commitment"}
+    cheaper["options"] = [dict(o) for o in document["options"]]
+    cheaper["options"][1]["usd_per_gpu_hour"] = 2.2
+    saved = Scenario.objects.create(owner=owner, name="cheaper", document=cheaper)
+    other = pipeline.run_create(scenario=saved)
+    assert other.status == "succeeded", other.error
+    client.force_login(owner)
+    page = client.get(f"/runs/compare/?a={run.pk}&b={other.pk}")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "2.59" in html and "2.2" in html  # the committed rate that differs, in words
+    _link, key = run_link_create(run=run, user=owner)
+    client.logout()
+    shared = client.get(f"/shared/{key}/")
+    assert shared.status_code == 200
+    assert run.result["options"][3]["name"][:40] in shared.content.decode()
