@@ -233,9 +233,10 @@ def _refresh(
     _stage(run, rows)
     plan = refresh_plan(run=run)
     first = pages[0] if pages else None
-    if source == "skypilot" and isinstance(first, Path) and not _ends_with_newline(first):
+    if _source(source).csv_feed and first is not None and not _ends_with_newline(first):
+        shown = first.name if isinstance(first, Path) else run.feed_name
         plan.held_reasons.append(
-            f"{first.name} does not end with a line break: the feed may have been cut short"
+            f"{shown} does not end with a line break: the feed may have been cut short"
         )
     return _apply_or_hold(run, plan, keep_hand_edits=True, lease=lease)
 
@@ -288,7 +289,9 @@ def _tier_json(tier: EgressTierRow) -> dict:
     }
 
 
-def _ends_with_newline(path: Path) -> bool:
+def _ends_with_newline(path: Path | bytes) -> bool:
+    if isinstance(path, bytes):
+        return not path or path.endswith(b"\n")
     with open(path, "rb") as handle:
         handle.seek(0, 2)
         if handle.tell() == 0:
