@@ -38,6 +38,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 from simple_history.utils import bulk_update_with_history
 
+from .coverage import coverage_record
 from .models import (
     GpuModel,
     InstancePrice,
@@ -229,6 +230,9 @@ def _refresh(
         raise
     run.prices_kept = rejected_rows(source=source, pages=list(pages), report=report)
     _record_report(run, report)
+    coverage_record(
+        source=source, provider=provider, report=report, recorded_at=run.started_at, refresh_run=run
+    )
     run.staged_egress_tiers = [_tier_json(tier) for tier in tiers]
     _stage(run, rows)
     plan = refresh_plan(run=run)

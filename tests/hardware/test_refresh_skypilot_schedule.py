@@ -87,6 +87,14 @@ def test_two_skypilot_clouds_apply_skip_unchanged_hold_a_drop_and_record_unmappe
     # 2. the names it could not map are on the run, with their count
     assert run.rejected_by_reason.get("unknown GPU name") == 1
     assert any("Zorblax-9000" in r["detail"] for r in run.rejections)
+    zorblax = run.coverage.names.get(name="Zorblax-9000")
+    assert (zorblax.kind, zorblax.reason, zorblax.rows, zorblax.example_line) == (
+        "gpu",
+        "unknown GPU name",
+        1,
+        27,
+    )
+    assert "n9-Zorblax" in zorblax.example and run.coverage.source == "skypilot-hyperstack"
 
     # 3. an unchanged file is not downloaded on its second fetch (304)
     second = refresh_source.apply(args=("skypilot-lambda",)).get()
