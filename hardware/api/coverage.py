@@ -23,7 +23,7 @@ class UnmappedNameSerializer(serializers.ModelSerializer):
     )
     rows = serializers.IntegerField(read_only=True, help_text="rows naming it [count]")
     example_line = serializers.IntegerField(
-        read_only=True, allow_null=True, help_text="line (or item) of the first such row"
+        read_only=True, allow_null=True, help_text="where the first such row is in the feed [line]"
     )
 
     class Meta:
@@ -38,10 +38,14 @@ class CoverageReportSerializer(serializers.ModelSerializer):
 
     refresh_run: serializers.PrimaryKeyRelatedField[RefreshRun] = (
         serializers.PrimaryKeyRelatedField(
-            read_only=True, allow_null=True, help_text="the refresh run; null for a load_catalog"
+            read_only=True,
+            allow_null=True,
+            help_text="the refresh run [id]; null for a load_catalog",
         )
     )
-    names = UnmappedNameSerializer(many=True, read_only=True)
+    names = UnmappedNameSerializer(
+        many=True, read_only=True, help_text="the names it could not map, most rows first"
+    )
     rows_read = serializers.IntegerField(read_only=True, help_text="[count]")
     rows_unmapped = serializers.IntegerField(
         read_only=True, help_text="rows whose GPU or instance name could not be mapped [count]"
