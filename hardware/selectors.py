@@ -262,8 +262,9 @@ def cheapest_price_rows(
     """Per (provider, billing), the current price of ``gpu`` with the lowest USD per GPU-hour at
     ``as_of`` (default now); ties go to the first offer and region by name. Sorted by provider,
     then billing."""
+    day = as_of.date() if isinstance(as_of, datetime) else as_of
     rows = (
-        current_prices(as_of)
+        with_confidence(current_prices(as_of), today=day)
         .filter(offer__gpu=gpu)
         .order_by(
             "offer__provider__slug",

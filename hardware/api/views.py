@@ -130,7 +130,8 @@ class GpuModelViewSet(CatalogViewSet):
         as_of = as_of_param(request)
         rows = selectors.cheapest_price_rows(gpu=gpu, as_of=as_of)
         day = as_of or timezone.now().date()
-        return Response(CheapestSerializer({"gpu": gpu, "as_of": day, "results": rows}).data)
+        document = {"gpu": gpu, "as_of": day, "results": rows}
+        return Response(CheapestSerializer(document, context={"today": day}).data)
 
 
 class ProviderViewSet(CatalogViewSet):

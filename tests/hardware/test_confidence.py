@@ -182,3 +182,11 @@ def test_every_page_showing_a_price_says_its_confidence_in_words(client, one_of_
     offer = client.get(f"/offers/{high.offer_id}/").content.decode()
     assert offer.count("<strong>High confidence</strong>") == 2  # eu-west-1, us-east-1
     assert "stated 400 days ago, beyond the 30-day limit (stale)" in offer
+
+
+def test_a_gpu_s_cheapest_prices_in_the_api_say_their_confidence(one_of_each_kind, viewer_api):
+    body = viewer_api.get("/api/v1/gpus/h100-test/cheapest/").json()
+    levels = {(r["provider"]["slug"], r["confidence"]) for r in body["results"]}
+    assert ("bazaar", "medium") in levels and ("quietcloud", "medium") in levels
+    bazaar = next(r for r in body["results"] if r["provider"]["slug"] == "bazaar")
+    assert bazaar["confidence_reasons"] == ["a marketplace listing, not a provider's list price"]
