@@ -9,7 +9,8 @@ a run of the source that stopped without finishing is first marked failed
 2. parse: the format's parser (``hardware.sources``) turns the feed into plain rows, touching no
    table; a feed that cannot be read whole fails the run with the reason (``failed``);
 3. stage: the rows are stored as ``StagedPrice`` rows of the run; the rows the parser rejected
-   are listed with the offer they were about (``RefreshRun.prices_kept``);
+   are listed with the offer they were about (``RefreshRun.prices_kept``), and the GPU and
+   instance names it could not map are recorded per run (``hardware.coverage``);
 4. validate (``hardware.refresh_checks``): the staged rows are compared with the provider's
    current prices in the feed's scope; a rejected row keeps its offer's current price, and the
    run is held for review (``held``) when the checks say so, or when a CSV feed does not end with
