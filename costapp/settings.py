@@ -304,6 +304,8 @@ SPECTACULAR_SETTINGS = {
         "RunStatusEnum": "costapp.models.SimulationRun.Status",
         "QuoteStatusEnum": "hardware.models.QuoteStatus",
         "RefreshStatusEnum": "hardware.models.RefreshStatus",
+        "UnmappedNameKindEnum": "hardware.models.NameKind",
+        "ProviderKindEnum": "hardware.models.ProviderKind",
     },
 }
 

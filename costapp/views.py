@@ -26,7 +26,13 @@ from costapp.scenarios.catalog import engine_gpu_figures
 from costapp.scenarios.services import scenario_simulate
 from costapp.tco import ScenarioError, cost_curves
 from hardware import price_chart
-from hardware.selectors import latest_price_changes, offer_price_history, price_headlines
+from hardware.confidence import with_confidence
+from hardware.selectors import (
+    current_prices,
+    latest_price_changes,
+    offer_price_history,
+    price_headlines,
+)
 
 from .health import health_report
 
@@ -75,7 +81,10 @@ def offer(request: HttpRequest, pk: int) -> HttpResponse:
     ]
     title = f"{offer.provider.name} {offer.instance_type}: price per GPU-hour"
     chart = price_chart.price_history_chart(title, points) if points else None
-    context = {"offer": offer, "prices": prices, "chart": chart}
+    current = with_confidence(current_prices().filter(offer=offer)).order_by(
+        "region__code", "billing", "zone"
+    )
+    context = {"offer": offer, "prices": prices, "chart": chart, "current": current}
     return render(request, "hardware/offer.html", context)
 
 

@@ -11,6 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from .committed_services import CommittedLoad
+from .coverage import coverage_record
 from .data_files import ALIASES_PATH, EGRESS_PATH, GPU_TABLE_PATH, SKYPILOT_DIR
 from .gpu_table import GpuTableError, read_gpu_table
 from .market_load import (
@@ -20,6 +21,7 @@ from .market_load import (
     token_prices_apply,
     token_prices_read,
 )
+from .models import CoverageReport
 from .selectors import current_prices
 from .services import (
     LoadCounts,
@@ -169,6 +171,20 @@ def catalog_load(
             stated_on=stated_day(egress_report.file_name),
         )
         committed.apply(observed_at=observed_at)  # after the offers SkyPilot creates
+        for path, (_, report) in zip(paths, parsed, strict=True):
+            coverage_record(
+                source=CoverageReport.LOAD_CATALOG,
+                provider=path.stem,
+                report=report,
+                recorded_at=observed_at,
+            )
+        for report in (committed.committed_report, committed.epoch_report):
+            coverage_record(
+                source=CoverageReport.LOAD_CATALOG,
+                provider="",
+                report=report,
+                recorded_at=observed_at,
+            )
         demo_quotes = demo_quotes_load() if demo else None
         market = [
             token_prices_apply(market_files[0], observed_at=observed_at),

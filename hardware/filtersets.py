@@ -15,6 +15,8 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.filters import BaseFilterBackend
 from rest_framework.settings import api_settings
 
+from .confidence import LABELS as LEVELS_LABELS
+from .confidence import LEVELS, confidence_filter
 from .geography import GEOGRAPHIES, LABELS
 from .models import (
     MONEY,
@@ -201,6 +203,13 @@ class PriceFilterSet(django_filters.FilterSet):
         max_length=200,
         help_text="instance type, provider, GPU or region",
     )
+    confidence = django_filters.ChoiceFilter(
+        method="filter_confidence",
+        choices=[(level, LEVELS_LABELS[level]) for level in LEVELS],
+        label="Confidence",
+        empty_label="Any confidence",
+        help_text="high: fresh, unflagged, a provider's list price, egress known, GPU confirmed",
+    )
     ordering = StableOrderingFilter(
         fields=tuple((field, name) for name, field in PRICE_ORDERING.items()),
         field_labels={
@@ -228,6 +237,10 @@ class PriceFilterSet(django_filters.FilterSet):
         if value == date.max:
             return queryset
         return queryset.filter(first_seen__lt=_start_of_day(value + timedelta(days=1)))
+
+    def filter_confidence(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        """Only the prices of that confidence (``hardware.confidence``)."""
+        return confidence_filter(queryset, value)
 
     def filter_q(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
         """Every word of ``value`` in one of the searched fields (case-insensitive)."""

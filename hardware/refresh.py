@@ -9,7 +9,8 @@ a run of the source that stopped without finishing is first marked failed
 2. parse: the format's parser (``hardware.sources``) turns the feed into plain rows, touching no
    table; a feed that cannot be read whole fails the run with the reason (``failed``);
 3. stage: the rows are stored as ``StagedPrice`` rows of the run; the rows the parser rejected
-   are listed with the offer they were about (``RefreshRun.prices_kept``);
+   are listed with the offer they were about (``RefreshRun.prices_kept``), and the GPU and
+   instance names it could not map are recorded per run (``hardware.coverage``);
 4. validate (``hardware.refresh_checks``): the staged rows are compared with the provider's
    current prices in the feed's scope; a rejected row keeps its offer's current price, and the
    run is held for review (``held``) when the checks say so, or when a CSV feed does not end with
@@ -38,6 +39,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 from simple_history.utils import bulk_update_with_history
 
+from .coverage import coverage_record
 from .models import (
     GpuModel,
     InstancePrice,
@@ -229,13 +231,17 @@ def _refresh(
         raise
     run.prices_kept = rejected_rows(source=source, pages=list(pages), report=report)
     _record_report(run, report)
+    coverage_record(
+        source=source, provider=provider, report=report, recorded_at=run.started_at, refresh_run=run
+    )
     run.staged_egress_tiers = [_tier_json(tier) for tier in tiers]
     _stage(run, rows)
     plan = refresh_plan(run=run)
     first = pages[0] if pages else None
-    if source == "skypilot" and isinstance(first, Path) and not _ends_with_newline(first):
+    if _source(source).csv_feed and first is not None and not _ends_with_newline(first):
+        shown = first.name if isinstance(first, Path) else run.feed_name
         plan.held_reasons.append(
-            f"{first.name} does not end with a line break: the feed may have been cut short"
+            f"{shown} does not end with a line break: the feed may have been cut short"
         )
     return _apply_or_hold(run, plan, keep_hand_edits=True, lease=lease)
 
@@ -288,7 +294,9 @@ def _tier_json(tier: EgressTierRow) -> dict:
     }
 
 
-def _ends_with_newline(path: Path) -> bool:
+def _ends_with_newline(path: Path | bytes) -> bool:
+    if isinstance(path, bytes):
+        return not path or path.endswith(b"\n")
     with open(path, "rb") as handle:
         handle.seek(0, 2)
         if handle.tell() == 0:

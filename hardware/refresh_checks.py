@@ -32,6 +32,7 @@ from .selectors import current_prices
 from .services import price_spread
 from .sources.common import ParseReport, SourceError, read_csv
 from .sources.egress import EgressTierRow
+from .sources.registry import PRICE_SOURCES
 from .sources.skypilot import PriceRow
 
 # Reasons a parser gives for rows that are outside what the catalog keeps by design (another
@@ -81,7 +82,7 @@ def rejected_rows(*, source: str, pages: list, report: ParseReport) -> list[dict
     per reason, tied to nothing.
     """
     raw_by_line: dict[int, dict] = {}
-    if source == "skypilot" and pages and isinstance(pages[0], Path):
+    if PRICE_SOURCES[source].csv_feed and pages and isinstance(pages[0], Path | bytes):
         try:
             raw_by_line = dict(read_csv(pages[0], ())[1])
         except SourceError:

@@ -18,6 +18,7 @@ from django.db.models import (
 )
 from django.utils import timezone
 
+from .confidence import with_confidence
 from .models import (
     DedicatedQuote,
     EgressTier,
@@ -71,9 +72,13 @@ def current_prices(as_of: date | datetime | None = None) -> QuerySet[InstancePri
 def current_prices_for_pages(as_of: date | datetime | None = None) -> QuerySet[InstancePrice]:
     """``current_prices`` with what a page marks on each row: ``egress_known`` (the provider
     has egress tiers in the catalog) and ``is_stale`` (stated before ``PRICE_STALE_DAYS``)."""
-    return current_prices(as_of).annotate(
-        egress_known=Exists(EgressTier.objects.filter(provider=OuterRef("offer__provider"))),
-        is_stale=ExpressionWrapper(Q(stated_on__lt=stale_before()), output_field=BooleanField()),
+    return with_confidence(
+        current_prices(as_of).annotate(
+            egress_known=Exists(EgressTier.objects.filter(provider=OuterRef("offer__provider"))),
+            is_stale=ExpressionWrapper(
+                Q(stated_on__lt=stale_before()), output_field=BooleanField()
+            ),
+        )
     )
 
 
@@ -105,7 +110,7 @@ def cheapest_prices(*, gpu: str, as_of: date | datetime | None = None) -> list[d
     variant (so a page or the API can say so). Sorted by ``usd_per_gpu_hour``."""
     best: dict[tuple[str, str], InstancePrice] = {}
     for price in (
-        current_prices(as_of)
+        with_confidence(current_prices(as_of))
         .filter(offer__gpu__slug=gpu)
         .order_by("usd_per_gpu_hour", "offer__instance_type", "region__code")
     ):
@@ -170,7 +175,8 @@ CHEAPEST_ORDER = (
 def gpu_headline(*, gpu: GpuModel, as_of: date | datetime | None = None) -> Headline:
     """The headline of ``gpu``'s cheapest page: over every current price of the GPU in any
     billing, the cheapest unflagged one and the flagged ones below it (``headline_of``)."""
-    return headline_of(gpu, current_prices(as_of).filter(offer__gpu=gpu).order_by(*CHEAPEST_ORDER))
+    prices = with_confidence(current_prices(as_of)).filter(offer__gpu=gpu)
+    return headline_of(gpu, prices.order_by(*CHEAPEST_ORDER))
 
 
 def price_headlines(*, billing: str = "on_demand") -> list[Headline]:
@@ -178,7 +184,7 @@ def price_headlines(*, billing: str = "on_demand") -> list[Headline]:
     name: the cheapest current unflagged price per GPU-hour, with the offer, region and source
     behind it, and the cheapest flagged price below it (``headline_of``)."""
     rows = (
-        current_prices()
+        with_confidence(current_prices())
         .filter(billing=billing)
         .order_by("offer__gpu__vendor", "offer__gpu__name", "offer__gpu_id", *CHEAPEST_ORDER)
     )
@@ -205,7 +211,7 @@ def latest_price_changes(*, limit: int = 10) -> QuerySet[InstancePrice]:
         first_seen__lt=OuterRef("first_seen"),
     ).order_by("-first_seen")
     return (
-        InstancePrice.objects.filter(Exists(earlier))
+        with_confidence(InstancePrice.objects.filter(Exists(earlier)))
         .annotate(previous_usd_per_gpu_hour=Subquery(earlier.values("usd_per_gpu_hour")[:1]))
         .select_related("offer", "offer__provider", "offer__gpu", "region")
         .order_by("-stated_on", "-first_seen", "pk")[:limit]
@@ -256,8 +262,9 @@ def cheapest_price_rows(
     """Per (provider, billing), the current price of ``gpu`` with the lowest USD per GPU-hour at
     ``as_of`` (default now); ties go to the first offer and region by name. Sorted by provider,
     then billing."""
+    day = as_of.date() if isinstance(as_of, datetime) else as_of
     rows = (
-        current_prices(as_of)
+        with_confidence(current_prices(as_of), today=day)
         .filter(offer__gpu=gpu)
         .order_by(
             "offer__provider__slug",

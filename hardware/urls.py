@@ -13,4 +13,5 @@ urlpatterns = [
     path("gpus/<slug:slug>/cheapest/", views.gpu_cheapest, name="gpu-cheapest-page"),
     path("token-prices/", market_views.token_prices, name="token-prices"),
     path("assumptions/", market_views.assumptions, name="assumptions"),
+    path("catalog/coverage/", views.coverage, name="coverage"),
 ]

@@ -1,5 +1,6 @@
 """Server-rendered catalog pages."""
 
+from django import forms
 from django.conf import settings
 from django.contrib import messages
 from django.core.paginator import Paginator
@@ -13,6 +14,12 @@ from django.views.decorators.http import require_GET, require_http_methods
 from accounts.decorators import role_required
 from accounts.roles import CATALOG_EDITOR, VIEWER, user_has_role
 
+from .coverage import (
+    coverage_reports,
+    coverage_sources,
+    latest_coverage,
+    regions_without_geography,
+)
 from .filtersets import PRICE_ORDERING, PriceFilterSet
 from .forms import DedicatedQuoteForm, PurchaseQuoteForm
 from .models import DedicatedQuote, GpuModel, PurchaseQuote, Region
@@ -150,3 +157,39 @@ def gpu_cheapest(request: HttpRequest, slug: str) -> HttpResponse:
         "stale_days": settings.PRICE_STALE_DAYS,
     }
     return render(request, "hardware/gpu_cheapest.html", context)
+
+
+COVERAGE_PAGE_SIZE = 20
+
+
+class CoverageFilter(forms.Form):
+    """The coverage page's one filter: a source (empty: every source)."""
+
+    source = forms.ChoiceField(required=False, label="Source", choices=[("", "every source")])
+
+    def __init__(self, *args: object, sources: list[str], **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        field = self.fields["source"]
+        assert isinstance(field, forms.ChoiceField)
+        field.choices = [("", "every source"), *((s, s) for s in sources)]
+
+
+@role_required(VIEWER)
+@require_GET
+def coverage(request: HttpRequest) -> HttpResponse:
+    """What the catalog cannot name: per source and run, newest first, the GPU and instance names
+    a refresh or catalog load could not map; the newest run of each source; the regions without
+    a geography."""
+    query = _non_empty(request.GET)
+    form = CoverageFilter(query, sources=coverage_sources())
+    source = form.cleaned_data["source"] if form.is_valid() else ""
+    paginator = Paginator(coverage_reports(source=source, unmapped_only=True), COVERAGE_PAGE_SIZE)
+    context = {
+        "form": form,
+        "query": query,
+        "latest": latest_coverage(source=source),
+        "page_obj": paginator.get_page(query.get("page")),
+        "paginator": paginator,
+        "regions": regions_without_geography(),
+    }
+    return render(request, "hardware/coverage.html", context)

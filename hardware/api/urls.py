@@ -4,6 +4,7 @@ from django.urls import path
 from rest_framework.routers import DefaultRouter
 
 from . import market, views
+from .coverage import CoverageView
 from .observations import MarketObservationViewSet
 from .refresh import PriceChangesView, RefreshRunViewSet
 
@@ -24,6 +25,7 @@ router.register("market-observations", MarketObservationViewSet, basename="marke
 # prices/changes/ and the exports before the router's routes, so no prices/{id}/ route takes them.
 urlpatterns = [
     path("prices/changes/", PriceChangesView.as_view(), name="price-changes"),
+    path("coverage/", CoverageView.as_view(), name="coverage-list"),
     path(
         "prices/current.csv",
         views.CurrentPricesExport.as_view(kind="csv"),

@@ -10,7 +10,7 @@ from datetime import date
 from typing import Any
 
 from django.db import transaction
-from django.db.models import ProtectedError
+from django.db.models import ProtectedError, QuerySet
 from django.http import HttpResponse
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
@@ -23,6 +23,7 @@ from rest_framework.response import Response
 from accounts.permissions import CatalogPermission
 
 from .. import filtersets, references, selectors
+from ..confidence import with_confidence
 from ..models import (
     DedicatedQuote,
     EgressTier,
@@ -129,7 +130,8 @@ class GpuModelViewSet(CatalogViewSet):
         as_of = as_of_param(request)
         rows = selectors.cheapest_price_rows(gpu=gpu, as_of=as_of)
         day = as_of or timezone.now().date()
-        return Response(CheapestSerializer({"gpu": gpu, "as_of": day, "results": rows}).data)
+        document = {"gpu": gpu, "as_of": day, "results": rows}
+        return Response(CheapestSerializer(document, context={"today": day}).data)
 
 
 class ProviderViewSet(CatalogViewSet):
@@ -172,6 +174,10 @@ class InstancePriceViewSet(CatalogViewSet):
     serializer_class = InstancePriceSerializer
     filterset_class = filtersets.PriceFilterSet
 
+    def get_queryset(self) -> QuerySet[InstancePrice]:
+        """The price rows, each with its confidence judged today (``hardware.confidence``)."""
+        return with_confidence(super().get_queryset())
+
     @property
     def query_params_extra(self) -> tuple[str, ...]:
         """``as_of`` on ``current/`` (the price history has no date to stand at)."""
@@ -187,7 +193,7 @@ class InstancePriceViewSet(CatalogViewSet):
         lookup = page_cache.page_lookup(request)
         if lookup is not None and lookup.hit is not None:
             return lookup.hit
-        rows = self.filter_queryset(selectors.current_prices(as_of_param(request)))
+        rows = self.filter_queryset(with_confidence(selectors.current_prices(as_of_param(request))))
         page = self.paginate_queryset(rows)
         response = self.get_paginated_response(self.get_serializer(page, many=True).data)
         return page_cache.page_store(lookup, response)

@@ -4,6 +4,7 @@ Every model and helper is named here, so ``hardware.models.X`` (and the migratio
 ``hardware``) stays what it was when this was one module.
 """
 
+from .coverage import CoverageReport, NameKind, UnmappedName
 from .gpus import GpuModel
 from .market import (
     Billing,
@@ -44,5 +45,8 @@ __all__ = [
     "MarketObservation",
     "Assumption",
     "Confidence",
+    "CoverageReport",
+    "NameKind",
+    "UnmappedName",
     "stale_before",
 ]

@@ -6,6 +6,7 @@ decide what to store.
 
 import csv
 import hashlib
+import io
 import json
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -115,8 +116,11 @@ class ParseReport:
         return out
 
 
-def file_sha256(path: Path) -> str:
-    """SHA-256 of a file's bytes, hex; read in chunks, so any size fits in memory."""
+def file_sha256(path: Path | bytes) -> str:
+    """SHA-256 of a file's bytes (or of fetched bytes), hex; a file is read in chunks, so any
+    size fits in memory."""
+    if isinstance(path, bytes):
+        return hashlib.sha256(path).hexdigest()
     digest = hashlib.sha256()
     try:
         with open(path, "rb") as handle:
@@ -127,19 +131,27 @@ def file_sha256(path: Path) -> str:
         raise SourceError(f"{path.name}: cannot read the file: {exc.strerror or exc}") from None
 
 
-def read_csv(path: Path, required: tuple[str, ...]) -> tuple[list[str], list[tuple[int, dict]]]:
+def read_csv(
+    path: Path | bytes, required: tuple[str, ...], *, name: str = ""
+) -> tuple[list[str], list[tuple[int, dict]]]:
     """Read a CSV (UTF-8, BOM allowed, CRLF or LF) into ``(columns, [(line_no, row), ...])``.
 
-    Raise ``SourceError`` naming the file when it cannot be read, is not UTF-8 or lacks a
-    required column. ``line_no`` is the physical line where the record starts.
+    ``path`` is a file, or a fetched feed's bytes (named ``name`` in errors). Raise
+    ``SourceError`` naming the file when it cannot be read, is not UTF-8 or lacks a required
+    column. ``line_no`` is the physical line where the record starts.
     """
+    shown = name or (path.name if isinstance(path, Path) else "feed")
     try:
-        with open(path, newline="", encoding="utf-8-sig") as handle:
+        if isinstance(path, bytes):
+            handle: Any = io.StringIO(path.decode("utf-8-sig"), newline="")
+        else:
+            handle = open(path, newline="", encoding="utf-8-sig")  # noqa: SIM115 (closed below)
+        with handle:
             reader = csv.DictReader(handle)
             columns = [c.strip() for c in (reader.fieldnames or [])]
             missing = [c for c in required if c not in columns]
             if missing:
-                raise SourceError(f"{path.name}: missing column(s) {', '.join(missing)}")
+                raise SourceError(f"{shown}: missing column(s) {', '.join(missing)}")
             reader.fieldnames = columns
             rows = []
             line_no = reader.line_num + 1
@@ -147,9 +159,9 @@ def read_csv(path: Path, required: tuple[str, ...]) -> tuple[list[str], list[tup
                 rows.append((line_no, raw))
                 line_no = reader.line_num + 1
     except OSError as exc:
-        raise SourceError(f"{path.name}: cannot read the file: {exc.strerror or exc}") from None
+        raise SourceError(f"{shown}: cannot read the file: {exc.strerror or exc}") from None
     except (UnicodeDecodeError, csv.Error) as exc:
-        raise SourceError(f"{path.name}: not a readable CSV file: {exc}") from None
+        raise SourceError(f"{shown}: not a readable CSV file: {exc}") from None
     return columns, rows
 
 

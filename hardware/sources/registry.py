@@ -12,7 +12,13 @@ One ``PriceSource`` per format, by name in ``PRICE_SOURCES``. What reads it:
   ``interval_minutes_setting``, ``interval_seconds_setting``) into ``PRICE_SOURCES``, from which
   ``hardware.schedule`` builds the beat entries;
 - ``refresh_prices`` takes the format by name, with one file or, for ``many_files`` formats,
-  several.
+  several;
+- ``hardware.refresh`` and ``hardware.refresh_checks`` treat a ``csv_feed`` as one CSV table
+  (held when cut short, its rejected rows read again by line).
+
+Each SkyPilot cloud is a source of its own, ``skypilot-<cloud>`` (``SKYPILOT_CLOUDS``), fetched
+over HTTP from its catalog file (``public_url``, the production default), beside ``skypilot``,
+the same format read from any cloud's file by hand.
 
 Every parser gives the same row type (``hardware.sources.common.PriceRow``), a
 ``hardware.sources.common.ParseReport`` of the rows it left out, and the egress tiers the feed
@@ -88,6 +94,12 @@ class PriceSource:
     """Whether a feed may come in several files or pages, read in order."""
     paging: str = ""
     """How the pages of an HTTP feed link (``hardware.sources.fetch.feed_fetch``)."""
+    csv_feed: bool = False
+    """Whether a feed is one CSV table: held when it does not end with a line break (cut short),
+    and its rejected rows read again by line for the offer they were about."""
+    public_url: str = ""
+    """The public feed the production configuration fetches (``docker-compose.yml`` and
+    ``.env.example`` set the URL setting to it); never fetched unless the setting names it."""
 
     @property
     def setting_prefix(self) -> str:
@@ -137,6 +149,49 @@ def _skypilot(
     )
     report.bytes_read = path.stat().st_size
     return FeedParse(rows, report)
+
+
+def _skypilot_of(cloud: str) -> Parser:
+    """The parser of one cloud's SkyPilot catalog, a file or the fetched file's bytes."""
+
+    def parse(
+        pages: Pages, *, provider: str, known_slugs: set[str] | None, file_name: str
+    ) -> FeedParse:
+        name = file_name or f"skypilot-{cloud}"
+        if len(pages) != 1 or isinstance(pages[0], str):
+            raise SourceError(f"{name}: one vms.csv expected, {len(pages)} given")
+        page = pages[0]
+        aliases = read_aliases(ALIASES_PATH, known_slugs=known_slugs)
+        rows, report = parse_skypilot_vms(
+            page, cloud=provider or cloud, aliases=aliases, file_name=file_name or None
+        )
+        report.bytes_read = page.stat().st_size if isinstance(page, Path) else len(page)
+        return FeedParse(rows, report)
+
+    return parse
+
+
+SKYPILOT_CATALOG_URL = (
+    "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/catalogs/v8/"
+    "{cloud}/vms.csv"
+)
+SKYPILOT_CLOUDS = (
+    "aws",
+    "cudo",
+    "daytona",
+    "hyperstack",
+    "jarvislabs",
+    "lambda",
+    "lium",
+    "mithril",
+    "primeintellect",
+    "seeweb",
+    "shadeform",
+    "vast",
+    "yotta",
+)
+"""The clouds whose SkyPilot catalog (``catalogs/v8/<cloud>/vms.csv``) is a scheduled source of
+its own, ``skypilot-<cloud>`` (the files ``hardware/data/prices/skypilot-v8/`` ships)."""
 
 
 def _aws(pages: Pages, *, provider: str, known_slugs: set[str] | None, file_name: str) -> FeedParse:
@@ -192,6 +247,7 @@ PRICE_SOURCES: dict[str, PriceSource] = {
             label="SkyPilot catalog (vms.csv) of any cloud",
             parse=_skypilot,
             billings=frozenset({ON_DEMAND, SPOT}),
+            csv_feed=True,
         ),
         PriceSource(
             name="aws",
@@ -242,6 +298,20 @@ PRICE_SOURCES: dict[str, PriceSource] = {
             provider="oracle",
             provider_fixed=True,
         ),
+        *(
+            PriceSource(
+                name=f"skypilot-{cloud}",
+                label=f"SkyPilot catalog of {cloud} (catalogs/v8/{cloud}/vms.csv)",
+                parse=_skypilot_of(cloud),
+                billings=frozenset({ON_DEMAND, SPOT}),
+                fetch=HTTP,
+                provider=cloud,
+                provider_fixed=True,
+                csv_feed=True,
+                public_url=SKYPILOT_CATALOG_URL.format(cloud=cloud),
+            )
+            for cloud in SKYPILOT_CLOUDS
+        ),
     )
 }
 """Every format by name."""
@@ -249,4 +319,5 @@ PRICE_SOURCES: dict[str, PriceSource] = {
 HTTP_SOURCES: dict[str, PriceSource] = {
     name: source for name, source in PRICE_SOURCES.items() if source.fetch == HTTP
 }
-"""The formats the scheduled refresh fetches over HTTP (``azure``, ``gcp``, ``oracle``)."""
+"""The formats the scheduled refresh fetches over HTTP (``azure``, ``gcp``, ``oracle`` and one
+``skypilot-<cloud>`` per cloud of ``SKYPILOT_CLOUDS``)."""

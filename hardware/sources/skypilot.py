@@ -189,27 +189,27 @@ def _parse_line(cloud: str, line_no: int, raw: dict, aliases: AliasTable) -> _Li
 
 
 def parse_skypilot_vms(
-    path: Path,
+    path: Path | bytes,
     *,
     cloud: str,
     aliases: AliasTable,
     file_name: str | None = None,
     stated_on: date | None = None,
 ) -> tuple[list[PriceRow], ParseReport]:
-    """Parse one SkyPilot ``vms.csv`` of ``cloud`` (any cloud: its slug names the provider);
-    raise ``SourceError`` on a broken table.
+    """Parse one SkyPilot ``vms.csv`` of ``cloud`` (any cloud: its slug names the provider), a
+    file or a fetched feed's bytes; raise ``SourceError`` on a broken table.
 
     Returns the price rows (on-demand once per instance type and region; spot as the lowest
     zone's), each with ``stated_on`` when given, and the report of rows read, accepted and
     rejected with file, line and reason.
     """
+    name = file_name or (path.name if isinstance(path, Path) else f"{cloud} vms.csv")
     if not CLOUD_SLUG.match(cloud):
         raise SourceError(
-            f"{file_name or path.name}: {cloud!r} is not a provider slug "
-            "(lower-case letters, digits, -)"
+            f"{name}: {cloud!r} is not a provider slug (lower-case letters, digits, -)"
         )
-    report = ParseReport(file_name=file_name or path.name, sha256=file_sha256(path))
-    columns, records = read_csv(path, REQUIRED_COLUMNS)
+    report = ParseReport(file_name=name, sha256=file_sha256(path))
+    columns, records = read_csv(path, REQUIRED_COLUMNS, name=name)
     if not any(c in columns for c in PRICE_COLUMNS):
         raise SourceError(f"{report.file_name}: missing column(s) Price or SpotPrice")
     groups: dict[tuple[str, str], list[_Line]] = defaultdict(list)

@@ -4,6 +4,9 @@ from decimal import Decimal
 
 from django import template
 
+from ..confidence import PriceConfidence, price_confidence
+from ..models import InstancePrice
+
 register = template.Library()
 
 
@@ -15,3 +18,9 @@ def plain_decimal(value: Decimal | None) -> str:
         return ""
     text = format(Decimal(value).normalize(), "f")
     return "0" if text in {"-0", "0"} else text
+
+
+@register.filter
+def confidence(price: InstancePrice) -> PriceConfidence:
+    """A price's confidence and its reasons (``hardware.confidence.price_confidence``)."""
+    return price_confidence(price)

@@ -35,11 +35,15 @@ SCREENSHOT_NAMES = {
     "offer": "offer.png",
     "run": "run.png",
     "runs-compare": "compare.png",
+    "coverage": "coverage.png",
 }
 """The pages photographed, at 1440 px and at 390 px wide: URL name -> file (``-390`` before the
 suffix for the phone's), taken on the first visit without a query (for the comparison: with
 one)."""
 SHOT_WIDTHS = (1440, 390)
+CONFIDENCE_WORDS = {"High confidence", "Medium confidence", "Low confidence"}
+PRICE_PAGES = ("home", "prices", "gpu-cheapest-page", "offer")
+"""The pages that show a catalog price: each says every price's confidence in words."""
 
 
 def shot_file(name: str, width: int) -> str:
@@ -98,6 +102,7 @@ def test_every_page_from_the_dashboard_is_clean_and_labelled(page, live_server, 
     visited: list[str] = []
     broken: list[str] = []
     without_policy: list[str] = []
+    unsaid: list[str] = []
     unlabelled: dict[str, list[str]] = {}
     misfits: dict[str, list[str]] = {}
     screenshots: dict[str, str] = {}
@@ -135,12 +140,21 @@ def test_every_page_from_the_dashboard_is_clean_and_labelled(page, live_server, 
                 page.screenshot(path=str(SCREENSHOTS / shot_file(name, width)), full_page=True)
         if photograph:
             screenshots[name] = url
+        if name in PRICE_PAGES:
+            said = page.eval_on_selector_all(
+                ".confidence strong", "els => els.map(e => e.textContent.trim())"
+            )
+            priced = page.evaluate("document.querySelector('main').innerText.includes('$')")
+            if (priced and not said) or not set(said) <= CONFIDENCE_WORDS:
+                unsaid.append(f"{url}: {said[:5]}")
         links = page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)")
         queue.extend(link for link in links if link.startswith(origin))
 
     assert errors == [], errors
     assert broken == [], broken
     assert without_policy == [], without_policy
+    assert unsaid == [], unsaid
+    assert set(PRICE_PAGES) <= {kind[1] for kind in seen_kinds}
     assert unlabelled == {}, "\n".join(f"{u}: {m}" for u, m in unlabelled.items())
     assert misfits == {}, "\n".join(f"{where}: {found}" for where, found in misfits.items())
     assert set(screenshots) == set(SCREENSHOT_NAMES), set(SCREENSHOT_NAMES) - set(screenshots)

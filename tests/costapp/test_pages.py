@@ -290,6 +290,7 @@ def test_every_role_reaches_its_pages_from_home_with_no_external_url_and_no_brok
         f"/shared/{key}/monthly.csv": None,
         "/token-prices/": VIEWER,
         "/assumptions/": VIEWER,
+        "/catalog/coverage/": VIEWER,
         "/ask/": VIEWER,
         "/ask/questions/": VIEWER,
         f"/runs/{run.pk}/run.xlsx": VIEWER,

@@ -137,6 +137,7 @@ def test_the_page_shows_every_current_price_with_its_count(user_client, catalog)
         "USD per instance-hour",
         "USD per GPU-hour",
         "Source",
+        "Confidence",
     ]
 
 
@@ -386,6 +387,7 @@ def test_the_filterset_uses_the_api_names_and_filters_any_price_queryset(catalog
         "observed_after",
         "observed_before",
         "q",
+        "confidence",
         "ordering",
     }
     history = PriceFilterSet(

@@ -12,6 +12,7 @@ from celery.beat import ScheduleEntry
 
 from costapp.celery import app
 from hardware.schedule import REFRESH_TASK, price_source_settings, refresh_beat_schedule
+from hardware.sources.registry import SKYPILOT_CLOUDS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -101,7 +102,9 @@ def test_settings_build_the_schedule_from_the_environment():
         PRICE_REFRESH_INTERVAL_MINUTES="30",
         PRICE_SOURCE_ORACLE_URL="https://feeds.example/oracle",
     )
-    assert set(got["sources"]) == {"azure", "gcp", "oracle"}
+    assert set(got["sources"]) == {"azure", "gcp", "oracle"} | {
+        f"skypilot-{cloud}" for cloud in SKYPILOT_CLOUDS
+    }
     assert got["sources"]["azure"] == {"url": "", "interval_minutes": 30}
     assert got["beat"] == {
         "refresh-gcp": {
@@ -177,4 +180,5 @@ def test_price_source_settings_read_each_http_format_under_its_own_names():
         "azure": {"url": "", "interval_minutes": 60},
         "gcp": {"url": "https://feeds.example/skus", "interval_minutes": 90},
         "oracle": {"url": "", "interval_minutes": 60, "interval_seconds": 5},
+        **{f"skypilot-{cloud}": {"url": "", "interval_minutes": 60} for cloud in SKYPILOT_CLOUDS},
     }

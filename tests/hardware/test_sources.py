@@ -10,7 +10,7 @@ from hardware.management.commands.load_catalog import SKYPILOT_DIR
 from hardware.sources.aliases import read_aliases
 from hardware.sources.common import PriceRow, SourceError
 from hardware.sources.egress import parse_egress_tiers, tier_order_problem
-from hardware.sources.registry import HTTP_SOURCES, PRICE_SOURCES
+from hardware.sources.registry import HTTP_SOURCES, PRICE_SOURCES, SKYPILOT_CLOUDS
 from hardware.sources.skypilot import parse_skypilot_vms
 
 from .conftest import shipped_rows
@@ -301,6 +301,11 @@ FORMAT_SAMPLES = {
     "azure": ([HERE / "feed_samples" / "retail_prices_eastus_standard_d2s_v3_preview.json"], "azure"),
     "gcp": ([HERE / "feed_samples" / "opencost_cloudbilling_skus_page.json"], "gcp"),
     "oracle": ([HERE / "feed_samples" / "opencost_oracle_prices_usd.json"], "oracle"),
+    # each SkyPilot cloud's scheduled source: its shipped file, as the fetched bytes
+    **{
+        f"skypilot-{cloud}": ([(SKYPILOT_DIR / f"{cloud}.csv").read_bytes()], cloud)
+        for cloud in SKYPILOT_CLOUDS
+    },
 }  # fmt: skip
 
 
@@ -315,16 +320,19 @@ def test_every_registered_format_parses_into_the_one_row_type_and_its_billings(n
     assert all(type(row) is PriceRow for row in parsed.rows)
     assert {row.billing for row in parsed.rows} <= source.billings
     assert {row.provider for row in parsed.rows} <= {provider}
-    if name in ("skypilot", "gcp", "oracle"):  # the other samples price no GPU server
+    if name.startswith("skypilot") or name in ("gcp", "oracle"):  # the others price no GPU
         assert parsed.rows
 
 
 def test_the_registry_names_each_http_formats_settings_and_only_those():
-    assert sorted(HTTP_SOURCES) == ["azure", "gcp", "oracle"]
+    assert sorted(HTTP_SOURCES) == ["azure", "gcp", "oracle"] + sorted(
+        f"skypilot-{cloud}" for cloud in SKYPILOT_CLOUDS
+    )
     assert PRICE_SOURCES["gcp"].settings == (
         "PRICE_SOURCE_GCP_URL",
         "PRICE_SOURCE_GCP_INTERVAL_MINUTES",
         "PRICE_SOURCE_GCP_INTERVAL_SECONDS",
     )
     assert PRICE_SOURCES["aws-pricing-api"].settings == ()
-    assert all(s.paging or s.name == "oracle" for s in HTTP_SOURCES.values())
+    assert all(s.paging or s.name == "oracle" or s.csv_feed for s in HTTP_SOURCES.values())
+    assert PRICE_SOURCES["skypilot-vast"].settings[0] == "PRICE_SOURCE_SKYPILOT_VAST_URL"

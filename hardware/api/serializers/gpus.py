@@ -3,9 +3,11 @@
 from decimal import Decimal
 from typing import Any
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from ...models import GpuModel
+from ...confidence import LEVELS, PriceConfidence, price_confidence
+from ...models import GpuModel, InstancePrice
 from .common import (
     CatalogSerializer,
     GpuBriefSerializer,
@@ -83,6 +85,23 @@ class CheapestPriceSerializer(serializers.Serializer):
     )
     first_seen = serializers.DateTimeField(read_only=True, help_text="[UTC]")
     last_seen = serializers.DateTimeField(read_only=True, help_text="[UTC]")
+    confidence = serializers.SerializerMethodField(
+        help_text="high, medium or low, judged at as_of (hardware.confidence)"
+    )
+    confidence_reasons = serializers.SerializerMethodField(
+        help_text="why, in words, one reason a line"
+    )
+
+    def _judged(self, price: InstancePrice) -> PriceConfidence:
+        return price_confidence(price, today=self.context.get("today"))
+
+    @extend_schema_field({"type": "string", "enum": list(LEVELS)})
+    def get_confidence(self, price: InstancePrice) -> str:
+        return self._judged(price).level
+
+    @extend_schema_field({"type": "array", "items": {"type": "string"}})
+    def get_confidence_reasons(self, price: InstancePrice) -> list[str]:
+        return list(self._judged(price).reasons)
 
 
 class CheapestSerializer(serializers.Serializer):

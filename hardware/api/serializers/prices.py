@@ -4,8 +4,10 @@ from datetime import datetime
 from typing import Any
 
 from django.utils import timezone
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from ...confidence import LEVELS, price_confidence
 from ...models import InstanceOffer, InstancePrice, Region
 from .common import (
     BriefRelatedField,
@@ -74,6 +76,21 @@ class InstancePriceSerializer(CatalogSerializer):
         help_text="null, or why the price looks wrong",
     )
     currency = CurrencyField()
+    confidence = serializers.SerializerMethodField(
+        help_text="high, medium or low: the price's age, flag, provider kind, egress and GPU "
+        "variant weighed (hardware.confidence)"
+    )
+    confidence_reasons = serializers.SerializerMethodField(
+        help_text="why, in words, one reason a line"
+    )
+
+    @extend_schema_field({"type": "string", "enum": list(LEVELS)})
+    def get_confidence(self, price: InstancePrice) -> str:
+        return price_confidence(price).level
+
+    @extend_schema_field({"type": "array", "items": {"type": "string"}})
+    def get_confidence_reasons(self, price: InstancePrice) -> list[str]:
+        return list(price_confidence(price).reasons)
 
     class Meta:
         model = InstancePrice
@@ -92,6 +109,8 @@ class InstancePriceSerializer(CatalogSerializer):
             "stale",
             "flag",
             "currency",
+            "confidence",
+            "confidence_reasons",
         ]
         read_only_fields = ["usd_per_gpu_hour"]
         validators: list = []  # uniqueness is checked in validate(), once the region is known
@@ -108,6 +127,7 @@ class InstancePriceSerializer(CatalogSerializer):
         """The same document as DRF's field-by-field rendering (a test holds them equal), built
         directly: price lists are the API's busiest read."""
         offer, region = instance.offer, instance.region
+        confidence = price_confidence(instance)
         return {
             "id": instance.pk,
             "offer": {
@@ -133,6 +153,8 @@ class InstancePriceSerializer(CatalogSerializer):
             "last_seen": utc_string(instance.last_seen),
             "stale": instance.stale,
             "flag": instance.flag or None,
+            "confidence": confidence.level,
+            "confidence_reasons": list(confidence.reasons),
         }
 
     def validate(self, attrs: dict) -> dict:
