@@ -359,5 +359,6 @@ def test_the_sweeps_choices_agree_with_the_engine_over_every_type_and_billing(pa
                 )
             assert page.input_value("#id_sizing-0-option") == "X"
             checked += 1
-    assert checked == 5 * 4  # cloud, dedicated, on_prem, api and none; three billings and none
+    # cloud, dedicated, on_prem, api, mix (format 1.3) and none; three billings and none
+    assert checked == 6 * 4
     assert problems == []
