@@ -222,11 +222,19 @@ def _at_once_problems(document: ScenarioDocument) -> list[FieldError]:
         for sweep in sweeps:
             if not isinstance(sweep, dict):
                 continue
-            low, high = _number(sweep.get("min")), _number(sweep.get("max"))
-            step = _number(sweep.get("step", 1))
-            if low is None or high is None or step is None or step < 1 or high < low:
-                continue
-            work += (math.floor((high - low) / step) + 1) * max(paths or 0.0, 1.0)
+            ranges = sweep.get("layers") if isinstance(sweep.get("layers"), list) else [sweep]
+            count = 1.0
+            for entry in ranges:  # a mix's joint sizing (format 1.3): every combination
+                if not isinstance(entry, dict):
+                    count = 0.0
+                    break
+                low, high = _number(entry.get("min")), _number(entry.get("max"))
+                step = _number(entry.get("step", 1))
+                if low is None or high is None or step is None or step < 1 or high < low:
+                    count = 0.0
+                    break
+                count *= math.floor((high - low) / step) + 1
+            work += count * max(paths or 0.0, 1.0)
         if work > SIMULATE_MAX_SIZING_WORK:
             problems.append(
                 FieldError(

@@ -141,3 +141,16 @@ def test_two_mix_runs_compare_and_a_read_only_link_shows_the_mix(client, mix_run
     shared = client.get(f"/shared/{key}/")
     assert shared.status_code == 200
     assert run.result["options"][3]["name"][:40] in shared.content.decode()
+
+
+def test_a_joint_sizing_counts_every_combination_against_the_at_once_limit():
+    from costapp.scenarios.services import SIMULATE_MAX_SIZING_WORK, simulate_at_once
+    from costapp.tco import ScenarioError
+
+    document = scenario("own-commit-rent-mix")
+    document["simulation"] = {"paths": 1000}
+    document["sizing"][0]["layers"] = [{"min": 0, "max": 49}, {"min": 0, "max": 39}]
+    assert 50 * 40 * 1000 > SIMULATE_MAX_SIZING_WORK
+    with pytest.raises(ScenarioError) as refused:
+        simulate_at_once(document=document)
+    assert [e.field for e in refused.value.errors] == ["sizing"]
