@@ -222,7 +222,8 @@ def _at_once_problems(document: ScenarioDocument) -> list[FieldError]:
         for sweep in sweeps:
             if not isinstance(sweep, dict):
                 continue
-            ranges = sweep.get("layers") if isinstance(sweep.get("layers"), list) else [sweep]
+            layers = sweep.get("layers")
+            ranges: list[Any] = layers if isinstance(layers, list) else [sweep]
             count = 1.0
             for entry in ranges:  # a mix's joint sizing (format 1.3): every combination
                 if not isinstance(entry, dict):
