@@ -32,7 +32,7 @@ from .errors import FieldError, ScenarioError
 from .finance import CEIL_TOLERANCE, ceil_tolerant, discount_factors, trend_factor
 from .hosted import ApiRates, api_path_costs, api_rates
 from .load import LoadOnPaths, WorkloadLoad, done_gpu_hours, load_holds
-from .mix import MixTerms, mix_fixed_costs, mix_path_costs, mix_terms
+from .mix import MixTerms, mix_fixed_costs, mix_path_costs, mix_terms, size_field
 from .on_prem import OnPremRates, on_prem_fixed_costs, on_prem_path_costs, on_prem_rates
 from .types import GpuFigures, GpuTable
 
@@ -464,8 +464,7 @@ def _mix_plan(
     for entry in option["layers"]:
         if entry.get("size") is None:
             member = by_name[str(entry["option"])]
-            field = "committed_gpus" if member["type"] == "cloud" else "servers"
-            entry["size"] = int(member[field])
+            entry["size"] = int(member[size_field(member)])
     terms = mix_terms(
         option, document["options"], horizon, hours, float(document["egress_tb_per_month"])
     )
