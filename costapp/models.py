@@ -182,6 +182,28 @@ class RunBlock(models.Model):
         return f"{self.kind} unit {self.unit} of run {self.run_id}"
 
 
+class RunRisk(models.Model):
+    """A succeeded run's risk figures (``costapp.tco.risk``), computed in its Monte Carlo blocks
+    and merged at its finish; kept beside the result, never in it (the result document's fields
+    are the contract's). Runs without a simulation, and runs finished before these figures
+    existed, have none.
+    """
+
+    run = models.OneToOneField(SimulationRun, on_delete=models.CASCADE, related_name="risk")
+    figures = ExactJSONField(
+        help_text=(
+            "paths, options, cheapest_so_far (option -> share of paths per month 0 … H), "
+            "commitments (unused committed GPU-hours and their cost, mean and P90)"
+        )
+    )
+    sorted_totals = models.BinaryField(
+        help_text="each option's total_usd on every path, ascending (.npz bytes, exact)"
+    )
+
+    def __str__(self) -> str:
+        return f"risk of run {self.run_id}"
+
+
 class Question(models.Model):
     """A buying question asked at ``/ask/`` in the user's own units (``answers``: the form's
     values), the plan it built (an ordinary ``scenario`` of the asker's, private) and its latest

@@ -18,12 +18,14 @@ from costapp.tco import (
     CUMULATIVE_PATHS,
     PathCosts,
     Plan,
+    RiskFigures,
     block_count,
     block_results_from_payload,
     block_results_to_payload,
     blocks_compute,
     blocks_merge,
     blocks_reduce,
+    blocks_risk,
     cost_curves,
     deterministic_costs,
     option_results,
@@ -75,7 +77,7 @@ def _montecarlo_units(inputs: Mapping[str, Any]) -> list[list[int]]:
 
 
 def _montecarlo_compute(plan: Plan, inputs: Mapping[str, Any], blocks: list[int]) -> bytes:
-    results = blocks_compute(plan, inputs["simulation"], blocks)
+    results = blocks_compute(plan, inputs["simulation"], blocks, risk=True)
     paths = int(inputs["simulation"].get("paths") or 0)
     results = blocks_reduce(results, paths, overwrite_input=True)
     return block_results_to_payload(results)
@@ -89,6 +91,15 @@ def _montecarlo_runner(payloads: Sequence[bytes]) -> Callable[..., Any]:
         return summary_fields(plan, blocks_merge(results, tail_fraction=tail_fraction(simulation)))
 
     return run
+
+
+def montecarlo_risk(plan: Plan, payloads: Sequence[bytes]) -> RiskFigures | None:
+    """The run's risk figures (:mod:`costapp.tco.risk`) from its Monte Carlo units' payloads
+    (all of them, in unit order); None without them, or when a unit was computed without the
+    risk figures (a run started before they existed)."""
+    if not payloads:
+        return None
+    return blocks_risk(plan, [block_results_from_payload(payload) for payload in payloads])
 
 
 SIZING_CANDIDATES_PER_BLOCK = 20

@@ -40,9 +40,15 @@ from django.db import transaction
 from django.utils import timezone
 
 from costapp.faults import SERVICE_ERRORS
-from costapp.models import RunBlock, Scenario, SimulationRun
+from costapp.models import RunBlock, RunRisk, Scenario, SimulationRun
 from costapp.runs import store
-from costapp.runs.blocks import BLOCK_KINDS, monthly_breakdown, run_units, sizing_bands
+from costapp.runs.blocks import (
+    BLOCK_KINDS,
+    montecarlo_risk,
+    monthly_breakdown,
+    run_units,
+    sizing_bands,
+)
 from costapp.runs.chart_cache import run_charts, run_sizing_charts
 from costapp.runs.merging import (
     MERGE_STALE_S,
@@ -64,6 +70,7 @@ from costapp.scenarios.sources import resolved_catalog_refs, run_sources, zero_c
 from costapp.tco import (
     ENGINE_VERSION,
     Plan,
+    RiskFigures,
     ScenarioError,
     cost_curves,
     deterministic_costs,
@@ -481,9 +488,12 @@ def _merged(
         bands = None
         if payloads["sizing"]:
             bands = sizing_bands(plan, payloads["sizing"])
+        risk = montecarlo_risk(plan, payloads["montecarlo"])
         json.dumps(result, allow_nan=False)
         json.dumps(curves, allow_nan=False)
         json.dumps(bands, allow_nan=False)
+        if risk is not None:
+            json.dumps(risk.figures, allow_nan=False)
     except SERVICE_ERRORS:
         raise
     except Exception as exc:
@@ -495,6 +505,7 @@ def _merged(
         monthly_breakdown_usd=monthly,
         curves=curves,
         sizing_bands=bands,
+        risk=risk,
         owner=owner,
     )
 
@@ -506,13 +517,15 @@ def run_finish(
     monthly_breakdown_usd: dict[str, Any],
     curves: dict[str, Any] | None = None,
     sizing_bands: list[dict[str, Any]] | None = None,
+    risk: RiskFigures | None = None,
     owner: str | None = None,
 ) -> bool:
     """Store the result of a running run and mark it succeeded; False (nothing changed) when the
     run is no longer running (cancelled, or already finished by a redelivered merge) or, with
     ``owner``, when that merge no longer holds the claim (another took it over).
     ``sizing_bands`` (:func:`costapp.tco.sweeps_bands`) are kept beside the result, never
-    in it: the result document's fields are the contract's."""
+    in it: the result document's fields are the contract's; so are the ``risk`` figures
+    (:class:`~costapp.models.RunRisk`), written in the same transaction."""
     runs = SimulationRun.objects.filter(pk=run_id, status=Status.RUNNING)
     if owner is not None:
         runs = runs.filter(merge_owner=owner)
@@ -532,6 +545,14 @@ def run_finish(
         if not finished:
             logger.info("run %s: not finished by this merge (ended, or taken over)", run_id)
             return False
+        if risk is not None:
+            RunRisk.objects.update_or_create(
+                run_id=run_id,
+                defaults={
+                    "figures": risk.figures,
+                    "sorted_totals": risk.totals_payload(),
+                },
+            )
         run = SimulationRun.objects.only("units").get(pk=run_id)
         blocks_drop(run)
     logger.info("run %s succeeded", run_id)

@@ -52,10 +52,12 @@ from .montecarlo import (
     blocks_compute,
     blocks_merge,
     blocks_reduce,
+    blocks_risk,
     summary_fields,
     tail_fraction,
 )
 from .references import CatalogRefs, OfferRef
+from .risk import RiskFigures, budget_exceedance, sorted_totals_from_payload
 from .schema import FieldSpec
 from .sizing import (
     SweepBlockResults,
@@ -88,6 +90,10 @@ from .validation import Normalized, normalize
 
 __all__ = [
     "blocks_reduce",
+    "blocks_risk",
+    "budget_exceedance",
+    "sorted_totals_from_payload",
+    "RiskFigures",
     "mix_months",
     "option_results",
     "deterministic_costs",

@@ -44,6 +44,7 @@ from . import schema
 from .core import Futures, Plan, plan_cost
 from .finance import ceil_tolerant
 from .payload import arrays_pack, arrays_unpack
+from .risk import RiskFigures, commitments_unused, leader_counts, plan_commitments, risk_figures
 
 Array = NDArray[np.float64]
 Mask = NDArray[np.bool_]
@@ -178,6 +179,10 @@ class BlockResults:
     cheapest_counts : None, or (O,) on how many of these paths each option is the cheapest
         feasible one (see :func:`summarize`), when :func:`blocks_reduce` counted them already;
         ``feasible`` is then empty (``n = 0`` columns).
+    leader_counts, unused_gpu_hours, unused_usd : None, or the risk figures of these paths
+        (:mod:`costapp.tco.risk`), with ``risk``: (O, H + 1) on how many paths each option has
+        cost least so far by each month, and (K, n) each commitment's unused committed GPU-hours
+        and what they cost [GPU-h, USD].
     """
 
     block_indices: tuple[int, ...]
@@ -188,6 +193,13 @@ class BlockResults:
     cumulative_usd: Array
     cumulative_percentiles_usd: Array | None = None
     cheapest_counts: NDArray[np.int64] | None = None
+    leader_counts: NDArray[np.int64] | None = None
+    unused_gpu_hours: Array | None = None
+    unused_usd: Array | None = None
+
+
+RISK_ARRAYS = ("leader_counts", "unused_gpu_hours", "unused_usd")
+"""The optional arrays of :class:`BlockResults` that :func:`blocks_compute` adds with ``risk``."""
 
 
 def block_results_to_payload(results: BlockResults) -> bytes:
@@ -205,6 +217,9 @@ def block_results_to_payload(results: BlockResults) -> bytes:
         arrays["cumulative_percentiles_usd"] = results.cumulative_percentiles_usd
     if results.cheapest_counts is not None:
         arrays["cheapest_counts"] = results.cheapest_counts
+    for name in RISK_ARRAYS:
+        if getattr(results, name) is not None:
+            arrays[name] = getattr(results, name)
     return arrays_pack(arrays)
 
 
@@ -221,6 +236,7 @@ def block_results_from_payload(payload: bytes) -> BlockResults:
         cumulative_usd=arrays["cumulative_usd"],
         cumulative_percentiles_usd=arrays.get("cumulative_percentiles_usd"),
         cheapest_counts=arrays.get("cheapest_counts"),
+        **{name: arrays.get(name) for name in RISK_ARRAYS},
     )
 
 
@@ -259,13 +275,18 @@ def _kept_paths(block_index: int, n: int) -> int:
 
 
 def blocks_compute(
-    plan: Plan, simulation: Mapping[str, Any], block_indices: Iterable[int]
+    plan: Plan,
+    simulation: Mapping[str, Any],
+    block_indices: Iterable[int],
+    *,
+    risk: bool = False,
 ) -> BlockResults:
     """Cost the paths of the given blocks of the run described by ``simulation``.
 
     ``block_indices`` may come in any order and must not repeat; the result is in ascending block
     order. Each block is costed by its own ``plan_cost`` call on its own paths, so its numbers
-    are the same whatever other blocks are computed with it.
+    are the same whatever other blocks are computed with it. With ``risk``, the risk figures of
+    the paths (:mod:`costapp.tco.risk`) come with them.
     """
     indices = sorted(int(b) for b in block_indices)
     if len(set(indices)) != len(indices):
@@ -279,10 +300,20 @@ def blocks_compute(
     npv = np.empty((n_options, sum(sizes)))
     feasible = np.empty((n_options, sum(sizes)), dtype=bool)
     cumulative = np.empty((n_options, months, sum(kept)))
+    commitments = plan_commitments(plan) if risk else []
+    leaders = np.zeros((n_options, months), dtype=np.int64) if risk else None
+    unused_hours = np.empty((len(commitments), sum(sizes)))
+    unused_usd = np.empty((len(commitments), sum(sizes)))
     start = 0
     cumulative_start = 0
     for b, n, keep in zip(indices, sizes, kept, strict=True):
-        costs = plan_cost(plan, block_futures(simulation, b), n)
+        futures = block_futures(simulation, b)
+        costs = plan_cost(plan, futures, n)
+        if leaders is not None:
+            leaders += leader_counts(costs)
+            hours, usd = commitments_unused(plan, futures, n, commitments)
+            unused_hours[:, start : start + n] = hours
+            unused_usd[:, start : start + n] = usd
         total[:, start : start + n] = costs.total_usd
         npv[:, start : start + n] = costs.npv_usd
         feasible[:, start : start + n] = ~(costs.shortfall_gpu_hours > 0.0)
@@ -301,6 +332,9 @@ def blocks_compute(
         npv_usd=npv,
         feasible=feasible,
         cumulative_usd=cumulative,
+        leader_counts=leaders,
+        unused_gpu_hours=unused_hours if risk else None,
+        unused_usd=unused_usd if risk else None,
     )
 
 
@@ -398,6 +432,37 @@ def blocks_merge(results: Sequence[BlockResults], *, tail_fraction: float = 0.1)
         cumulative_percentiles_usd=cumulative_percentiles,
         cheapest_counts=counts,
         tail_fraction=tail_fraction,
+    )
+
+
+def blocks_risk(plan: Plan, results: Sequence[BlockResults]) -> RiskFigures | None:
+    """The risk figures (:mod:`costapp.tco.risk`) of a whole run from its block results (any
+    grouping, any order, as :func:`blocks_merge`), the same bit for bit however the blocks were
+    split; None when a result was computed without ``risk``."""
+    if not results or any(r.leader_counts is None for r in results):
+        return None
+    pieces: list[tuple[int, int, BlockResults, int]] = []
+    for result in results:
+        start = 0
+        for b, n in zip(result.block_indices, result.block_paths, strict=True):
+            pieces.append((b, n, result, start))
+            start += n
+    pieces.sort(key=lambda piece: piece[0])
+    if [piece[0] for piece in pieces] != list(range(len(pieces))):
+        raise ValueError("the blocks of a run's risk figures must be 0 … B - 1, each once")
+
+    def merged(name: str) -> Array:
+        return np.concatenate([getattr(r, name)[:, s : s + n] for _, n, r, s in pieces], axis=1)
+
+    leaders = np.add.reduce([r.leader_counts for r in results if r.leader_counts is not None])
+    paths = sum(piece[1] for piece in pieces)
+    return risk_figures(
+        plan,
+        paths,
+        merged("total_usd"),
+        leaders,
+        merged("unused_gpu_hours"),
+        merged("unused_usd"),
     )
 
 
