@@ -165,16 +165,25 @@ def leader_counts(costs: PathCosts) -> NDArray[np.int64]:
     """(O, H + 1): on how many paths each option has the lowest nominal cumulative cost to each
     month among the options without shortfall on the path (ties to the first option)."""
     monthly = costs.monthly_usd  # (O, P, H + 1)
+    n_options, _paths, months = monthly.shape
     feasible = ~(costs.shortfall_gpu_hours > 0.0)  # (O, P)
     cumulative = np.cumsum(monthly, axis=-1)
-    cumulative = np.where(feasible[:, :, np.newaxis], cumulative, np.inf)
-    winner = np.argmin(cumulative, axis=0)  # (P, H + 1)
+    if not feasible.all():
+        cumulative[~feasible] = np.inf
+    # argmin over the options, the first on a tie: one pass per option over contiguous rows
+    best = cumulative[0].copy()
+    winner = np.zeros(best.shape, dtype=np.intp)  # (P, H + 1)
+    lower = np.empty(best.shape, dtype=bool)
+    for o in range(1, n_options):
+        np.less(cumulative[o], best, out=lower)
+        np.copyto(best, cumulative[o], where=lower)
+        winner[lower] = o
+    cells = winner * months + np.arange(months)
     counted = np.asarray(feasible.any(axis=0))  # (P,)
-    n_options = monthly.shape[0]
-    counts = np.zeros((n_options, monthly.shape[-1]), dtype=np.int64)
-    for o in range(n_options):
-        counts[o] = np.sum((winner == o) & counted[:, np.newaxis], axis=0)
-    return counts
+    if not counted.all():
+        cells = cells[counted]
+    counts = np.bincount(cells.ravel(), minlength=n_options * months)
+    return counts.reshape(n_options, months).astype(np.int64)
 
 
 @dataclass(frozen=True, eq=False)
