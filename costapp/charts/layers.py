@@ -37,7 +37,7 @@ def layers_chart(name: str, index: int, found: Mapping[str, Any]) -> Chart:
     held = [0.0] * horizon
     for j, row in enumerate(rows):
         color = series_color(j)
-        short = _short(row["name"])
+        short = short_name(row["name"])
         label = short if row["role"] == "layer" else f"Rest: {short}"
         figure.add_trace(
             go.Scatter(
@@ -77,7 +77,7 @@ def layers_chart(name: str, index: int, found: Mapping[str, Any]) -> Chart:
     )
 
 
-def _short(name: str) -> str:
+def short_name(name: str) -> str:
     """An option's name up to its first parenthesis (long names keep their sources there; the
     table beside the chart gives them whole)."""
     head = name.split(" (", 1)[0].strip()

@@ -1,6 +1,6 @@
 """A succeeded run's downloads: the rows of ``monthly.csv`` (docs/api.md) and the XLSX
-workbook of the run page (sheets "monthly", "options" and "sources", and "layers" where the
-result has a mix).
+workbook of the run page (sheets "monthly", "options" and "sources", "layers" where the
+result has a mix, and "risk" where it has a simulation).
 """
 
 import csv
@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from costapp.models import SimulationRun
+from costapp.models import RunRisk, SimulationRun
 from costapp.reports.categories import COST_CATEGORIES
 
 
@@ -88,6 +88,60 @@ def _source_cells(row: dict[str, Any]) -> list[Any]:
     ]
 
 
+RISK_OPTION_COLUMNS = [
+    ("option", "name"),
+    ("feasible", "feasible"),
+    ("mean_npv_usd", "mean_npv_usd"),
+    ("p90_npv_usd", "p90_npv_usd"),
+    ("tail_npv_usd", "tail_npv_usd"),
+    ("probability_cheapest", "probability_cheapest"),
+]
+
+RISK_COMMITMENT_COLUMNS = [
+    "option",
+    "layer",
+    "committed_gpus",
+    "committed_gpu_hours",
+    "unused_gpu_hours_mean",
+    "unused_gpu_hours_p90",
+    "unused_usd_mean",
+    "unused_usd_p90",
+]
+
+
+def _risk_tables(run: SimulationRun) -> list[tuple[str, pd.DataFrame]]:
+    """The sheet "risk": per option its NPV over the paths (mean, P90, mean of the worst tail)
+    and its chance of being the cheapest; then, where the run stored its risk figures, each
+    commitment's unused committed GPU-hours and their cost, and month by month the share of paths
+    on which each option has cost least so far. None without a simulation."""
+    assert run.result is not None
+    simulation = run.result["inputs"].get("simulation") or {}
+    if int(simulation.get("paths") or 0) <= 0:
+        return []
+    options = pd.DataFrame(
+        [[option.get(key) for _c, key in RISK_OPTION_COLUMNS] for option in run.result["options"]],
+        columns=[column for column, _key in RISK_OPTION_COLUMNS],
+    )
+    tables = [("NPV over the simulated futures, per option", options)]
+    stored = RunRisk.objects.filter(run=run).defer("sorted_totals").first()
+    if stored is None:
+        return tables
+    figures = stored.figures
+    commitments = pd.DataFrame(
+        [[row[column] for column in RISK_COMMITMENT_COLUMNS] for row in figures["commitments"]],
+        columns=RISK_COMMITMENT_COLUMNS,
+    )
+    if not commitments.empty:
+        tables.append(("Committed GPU-hours that no work uses, and their cost", commitments))
+    names = list(figures["options"])
+    leaders = pd.DataFrame(
+        {"month": range(len(figures["cheapest_so_far"][names[0]]))}
+        | {name: figures["cheapest_so_far"][name] for name in names}
+    )
+    tables.append(("Share of futures in which each option has cost least so far", leaders))
+    return tables
+
+
 def run_monthly_csv(*, run: SimulationRun) -> str:
     """A succeeded run's ``monthly.csv``: the header (``MONTHLY_CSV_COLUMNS``), then the rows."""
     out = io.StringIO()
@@ -130,4 +184,11 @@ def run_workbook(*, run: SimulationRun) -> bytes:
         sources.to_excel(writer, sheet_name="sources", index=False, freeze_panes=(1, 0))
         if not layers.empty:  # format 1.3: a mix's layers
             layers.to_excel(writer, sheet_name="layers", index=False, freeze_panes=(1, 0))
+        row = 0
+        for title, table in _risk_tables(run):
+            pd.DataFrame([[title]]).to_excel(
+                writer, sheet_name="risk", index=False, header=False, startrow=row
+            )
+            table.to_excel(writer, sheet_name="risk", index=False, startrow=row + 1)
+            row += len(table) + 3
     return out.getvalue()

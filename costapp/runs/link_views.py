@@ -73,7 +73,7 @@ def shared_run(request: HttpRequest, key: str) -> HttpResponse:
     """The run's page as a link shows it."""
     found = _opened(key)
     assert found.result is not None
-    context = result_context(run=found, result=shared_result(found.result))
+    context = result_context(run=found, result=shared_result(found.result), request=request)
     for item in context["sizing"]:
         item["may_copy"] = False
     for row in context["sources"]["sourced"]:

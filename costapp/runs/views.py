@@ -22,10 +22,12 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from accounts.decorators import analyst_required, role_required
 from accounts.roles import ANALYST, VIEWER, user_has_role
 from costapp import charts
+from costapp.charts.risk import leader_chart
 from costapp.models import Scenario, SimulationRun
 from costapp.reports import comparison, joint_sizing, sizing_summary
 from costapp.reports.categories import CATEGORY_FORMULAS
 from costapp.reports.comparison import dotted_leaves, value_text
+from costapp.reports.risk import risk_panel
 from costapp.reports.sources import source_rows
 from costapp.runs import chart_cache, links, pipeline
 from costapp.runs.exports import run_workbook
@@ -138,10 +140,20 @@ def run_charts(*, run: SimulationRun) -> list[charts.Chart]:
     return chart_cache.run_charts(run=run)
 
 
-def result_context(*, run: SimulationRun, result: dict[str, Any]) -> dict[str, Any]:
+def result_context(
+    *, run: SimulationRun, result: dict[str, Any], request: HttpRequest | None = None
+) -> dict[str, Any]:
     """What a run page shows of a succeeded run's ``result`` (the run's own, or a link's copy):
-    the charts, key figures, sizing sweeps, sources, assumptions and formulas."""
+    the charts, key figures, the risk panel (with the budget ``request`` asks about, if any),
+    sizing sweeps, sources, assumptions and formulas."""
+    budget = "" if request is None else str(request.GET.get("budget", ""))[:64]
+    risk = risk_panel(run=run, result=result, budget_text=budget)
+    if risk is not None:
+        risk["url"] = "" if request is None else request.path
+        if risk["figures"] is not None:
+            risk["chart"] = leader_chart(risk["figures"])
     return {
+        "risk": risk,
         "result": result,
         "charts": run_charts(run=run),
         "infeasible": [o for o in result["options"] if not o["feasible"]],
@@ -169,7 +181,7 @@ def _run_context(request: HttpRequest, run: SimulationRun) -> dict[str, Any]:
         "active": run.status in SimulationRun.ACTIVE,
     }
     if run.status == SimulationRun.Status.SUCCEEDED and run.result is not None:
-        context.update(result_context(run=run, result=run.result))
+        context.update(result_context(run=run, result=run.result, request=request))
         if owner:
             context["links"] = list(links.run_links_working(run=run))
         if not user_has_role(request.user, ANALYST):

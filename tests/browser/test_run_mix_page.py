@@ -70,3 +70,37 @@ def test_a_mix_run_page_draws_its_joint_sizing_and_fits_every_width(page, live_s
                 path=str(SCREENSHOTS / f"run-mix-layers-{width}.png")
             )
     assert not problems, problems
+
+
+def test_the_risk_panel_reads_a_typed_budget_in_place(page, live_server, mix_run):
+    """The risk panel of the run: the leader chart drawn, the unused commitments listed, and a
+    budget typed on the page answered in place (htmx) with the chance each option exceeds it."""
+    page.set_default_timeout(60_000)
+    log_in(page, live_server, "lead")
+    page.goto(f"{live_server.url}/runs/{mix_run.pk}/#risk", timeout=120_000)
+    page.locator("#chart-risk-leader .js-plotly-plot").wait_for()
+    assert page.locator("#risk-unused tbody tr").count() == 2  # the commitment, and the mix's
+    totals = sorted(o["p50_usd"] for o in mix_run.result["options"])
+    page.fill("#budget-input", f"{totals[len(totals) // 2]:,.0f}")
+    page.click("#budget-button")
+    page.locator("#risk-options th:has-text('exceeds the budget')").wait_for()
+    assert "?budget=" in page.url
+    cells = page.locator("#risk-options tbody td:last-child").all_inner_texts()
+    assert len(cells) == len(mix_run.result["options"]) and all(c.endswith("%") for c in cells)
+    page.fill("#budget-input", "lots")
+    page.click("#budget-button")
+    page.locator("#budget-error").wait_for()
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.fill("#budget-input", f"{totals[len(totals) // 2]:,.0f}")
+    page.click("#budget-button")
+    page.locator("#risk-options th:has-text('exceeds the budget')").wait_for()
+    problems: dict[int, list[str]] = {}
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 900})
+        page.wait_for_function(FITTED)
+        found = page.evaluate(OVERFLOWS) + page.evaluate(PLOT_TEXT)
+        if found:
+            problems[width] = found
+        if width in (1440, 390):
+            page.locator("#risk").screenshot(path=str(SCREENSHOTS / f"run-risk-{width}.png"))
+    assert not problems, problems

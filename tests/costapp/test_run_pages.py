@@ -60,7 +60,7 @@ def test_the_run_page_shows_the_result_charts_key_figures_assumptions_and_downlo
     for key in ("cumulative", "breakdown", "fan", "usd-per-gpu-hour", "utilization"):
         assert f'id="chart-{key}"' in html, key
         assert f'id="figure-{key}"' in html, key
-    assert "hx-get" not in html  # no polling once finished
+    assert "/status/" not in html and 'hx-trigger="every' not in html  # no polling once finished
     for option in finished.result["options"]:
         assert option["name"] in html
     assert 'id="key-figures"' in html

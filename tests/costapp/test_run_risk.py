@@ -180,3 +180,59 @@ def test_the_chance_of_exceeding_a_budget_counts_every_path(risk_run, per_path):
     for o in range(3):
         assert shares[o] == pytest.approx(float(np.mean(totals[o] > budget)), abs=1e-12)
     assert shares[1] == pytest.approx(0.3)
+
+
+def test_the_run_page_shows_the_risk_panel_and_a_budgets_chance(client, risk_run, per_path):
+    client.force_login(risk_run.scenario.owner)
+    html = client.get(f"/runs/{risk_run.pk}/").content.decode()
+    assert 'id="risk"' in html and 'id="risk-unused"' in html and "risk-leader" in html
+    assert "Chance its total exceeds the budget" not in html  # no budget typed yet
+    totals = np.array([path["totals"] for path in per_path]).T
+    ordered = np.sort(totals[0])
+    budget = int((ordered[249] + ordered[250]) / 2)  # three futures in four of "rent" above it
+    page = client.get(f"/runs/{risk_run.pk}/", {"budget": f"${budget:,}"})
+    html = page.content.decode()
+    assert "Chance its total exceeds the budget" in html
+    share = float(np.mean(totals[0] > budget))
+    assert f"{100 * share:.1f} %" in html
+    wrong = client.get(f"/runs/{risk_run.pk}/", {"budget": "a lot"}).content.decode()
+    assert 'id="budget-error"' in wrong and "Type an amount in dollars" in wrong
+
+
+def test_a_run_without_stored_risk_figures_says_so(client, risk_run):
+    RunRisk.objects.filter(run=risk_run).delete()  # as a run finished before they existed
+    client.force_login(risk_run.scenario.owner)
+    html = client.get(f"/runs/{risk_run.pk}/", {"budget": "1M"}).content.decode()
+    assert 'id="risk-not-stored"' in html and 'id="risk-options"' in html
+
+
+def test_the_workbooks_risk_sheet_holds_the_stored_figures(client, risk_run):
+    import io
+
+    from openpyxl import load_workbook
+
+    client.force_login(risk_run.scenario.owner)
+    workbook = load_workbook(io.BytesIO(client.get(f"/runs/{risk_run.pk}/run.xlsx").content))
+    sheet = [tuple(row) for row in workbook["risk"].iter_rows(values_only=True)]
+    figures = RunRisk.objects.get(run=risk_run).figures
+    assert sheet[0][0] == "NPV over the simulated futures, per option"
+    assert sheet[1][:6] == (
+        "option",
+        "feasible",
+        "mean_npv_usd",
+        "p90_npv_usd",
+        "tail_npv_usd",
+        "probability_cheapest",
+    )
+    for option, row in zip(risk_run.result["options"], sheet[2:5], strict=True):
+        assert row[0] == option["name"]
+        assert row[4] == pytest.approx(option["tail_npv_usd"], rel=1e-14)
+    committed = next(i for i, row in enumerate(sheet) if row[0] and "Committed" in str(row[0]))
+    first = figures["commitments"][0]
+    assert sheet[committed + 2][0] == "commit"
+    assert sheet[committed + 2][6] == pytest.approx(first["unused_usd_mean"], rel=1e-14)
+    leaders = next(i for i, row in enumerate(sheet) if row[0] and "cost least" in str(row[0]))
+    assert sheet[leaders + 1][:4] == ("month", "rent", "commit", "mix")
+    assert [row[2] for row in sheet[leaders + 2 : leaders + 2 + HORIZON + 1]] == pytest.approx(
+        figures["cheapest_so_far"]["commit"], rel=1e-14
+    )
