@@ -57,6 +57,9 @@ KEY_FIGURES: tuple[FigureSpec, ...] = (
     FigureSpec("npv_usd", "NPV", "USD"),
     FigureSpec("p50_usd", "Total, P50 of the paths", "USD"),
     FigureSpec("p90_usd", "Total, P90 of the paths", "USD"),
+    FigureSpec("mean_npv_usd", "NPV, mean of the paths", "USD"),
+    FigureSpec("p90_npv_usd", "NPV, P90 of the paths", "USD"),
+    FigureSpec("tail_npv_usd", "NPV, mean of the worst paths", "USD"),
     FigureSpec("usd_per_busy_gpu_hour", "Cost per busy GPU-hour", "USD/GPU-h"),
     FigureSpec(
         "all_in_usd_per_million_tokens", "All-in cost per million tokens", "USD per million tokens"
@@ -199,6 +202,63 @@ def figures_compare(option_a: Mapping[str, Any], option_b: Mapping[str, Any]) ->
         found.append(
             FigureDelta(spec.key, spec.label, spec.unit, spec.digits, a, b, delta, delta_pct)
         )
+    return found + layers_compare(option_a.get("layers"), option_b.get("layers"))
+
+
+LAYER_FIGURES: tuple[FigureSpec, ...] = (
+    FigureSpec("provisioned_gpus", "GPUs held", "GPUs", digits=0),
+    FigureSpec("served_gpu_hours", "GPU-hours served", "GPU-h", digits=0),
+    FigureSpec("total_usd", "part of the total", "USD"),
+)
+"""The figures compared per layer of a mix (format 1.3, the result's ``layers``)."""
+
+
+def _layer_label(layer: Mapping[str, Any], index: int) -> str:
+    name = str(layer["name"]).split(" (", 1)[0].strip() or str(layer["name"])
+    if layer.get("role") == "rest":
+        return f"Rest “{name}”"
+    return f"Layer {index + 1} “{name}”"
+
+
+def layers_compare(layers_a: Any, layers_b: Any) -> list[FigureDelta]:
+    """Each layer of a mix in both results (format 1.3), with its differences: the layers paired
+    by position when both mixes have as many, else by name; a layer only one mix has shows its
+    figures on its side and a dash on the other."""
+    if not isinstance(layers_a, list) and not isinstance(layers_b, list):
+        return []
+    a_rows, b_rows = list(layers_a or []), list(layers_b or [])
+    pairs: list[tuple[dict[str, Any] | None, dict[str, Any] | None, int]] = []
+    if len(a_rows) == len(b_rows):
+        pairs = [(x, y, j) for j, (x, y) in enumerate(zip(a_rows, b_rows, strict=True))]
+    else:
+        by_name = {(row["name"], row.get("role")): row for row in b_rows}
+        seen = set()
+        for j, row in enumerate(a_rows):
+            key = (row["name"], row.get("role"))
+            pairs.append((row, by_name.get(key), j))
+            seen.add(key)
+        for j, row in enumerate(b_rows):
+            if (row["name"], row.get("role")) not in seen:
+                pairs.append((None, row, j))
+    found: list[FigureDelta] = []
+    for x, y, j in pairs:
+        label = _layer_label(x if x is not None else y or {}, j)
+        for spec in LAYER_FIGURES:
+            a = None if x is None else _number(x.get(spec.key))
+            b = None if y is None else _number(y.get(spec.key))
+            delta, delta_pct = difference(a, b, relative=spec.relative)
+            found.append(
+                FigureDelta(
+                    f"layers[{j}].{spec.key}",
+                    f"{label}: {spec.label}",
+                    spec.unit,
+                    spec.digits,
+                    a,
+                    b,
+                    delta,
+                    delta_pct,
+                )
+            )
     return found
 
 

@@ -379,3 +379,32 @@ def test_the_sources_of_options_paired_by_name_are_compared_pair_by_pair():
     [change] = results_compare(a, b).source_changes
     assert change.words == "option “Lambda” (1 in A, 2 in B), USD per GPU hour"
     assert (change.a["value"], change.b["value"]) == (2.99, 3.29)
+
+
+def test_two_mixes_compare_layer_by_layer():
+    from tests.tco.helpers import run as priced
+    from tests.tco.helpers import scenario
+
+    document = scenario("own-commit-rent-mix")
+    a = priced(document)
+    larger = copy.deepcopy(document)
+    larger["options"][3]["layers"][1]["size"] = 16  # commit to 16 GPUs instead of 8
+    b = priced(larger)
+    compared = results_compare(a, b)
+    mix = next(o for o in compared.options if o.type_a == "mix")
+    by_key = {figure.key: figure for figure in mix.figures}
+    held = by_key["layers[1].provisioned_gpus"]
+    assert (held.a, held.b, held.delta) == (8.0, 16.0, 8.0)
+    assert held.label.startswith("Layer 2 “H100 3-year commitment")
+    served = by_key["layers[1].served_gpu_hours"]
+    layers_a, layers_b = a["options"][3]["layers"], b["options"][3]["layers"]
+    assert served.a == layers_a[1]["served_gpu_hours"]
+    assert served.delta == pytest.approx(
+        layers_b[1]["served_gpu_hours"] - layers_a[1]["served_gpu_hours"]
+    )
+    rest = by_key["layers[2].served_gpu_hours"]
+    assert rest.label.startswith("Rest “H100 on-demand") and rest.delta < 0  # less rented
+    assert "tail_npv_usd" not in by_key  # no simulation: no tail
+    # an option that is no mix has no layer rows
+    other = next(o for o in compared.options if o.type_a == "cloud")
+    assert not any(f.key.startswith("layers[") for f in other.figures)
