@@ -7,13 +7,15 @@ gets a copy of those fields as a new run of its own scenario (transactional test
 database after each test), so only the first test pays for the simulation.
 """
 
+import copy
 from pathlib import Path
 from typing import Any
 
-from costapp.models import Scenario, SimulationRun
+from costapp.models import RunRisk, Scenario, SimulationRun
 from costapp.runs import pipeline
 from tests.conftest import tasks_run_in_process
 from tests.costapp.runs_helpers import scenario_document
+from tests.tco.helpers import scenario
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
 PASSWORD = "a long pass phrase"
@@ -40,11 +42,14 @@ RUN_FIELDS = (
 VARIANTS = {
     "today": "64 × H100 fleet at today's prices",
     "cheaper-cloud": "64 × H100 fleet, GPU cloud at 2.49 USD",
+    "mix": "Own a base, commit to a middle, rent the top",
 }
-"""The shared runs: the shipped uncertain H100 fleet scenario (2 000 paths) as it is, and with
-the GPU cloud's on-demand price lowered from 2.99 to 2.49 USD per GPU-hour."""
+"""The shared runs: the shipped uncertain H100 fleet scenario (2 000 paths) as it is, with the
+GPU cloud's on-demand price lowered from 2.99 to 2.49 USD per GPU-hour, and the shipped format 1.3
+mix scenario (1 000 paths, its joint sizing)."""
 
 _finished: dict[str, dict[str, Any]] = {}
+_risks: dict[str, dict[str, Any] | None] = {}
 
 
 def console_problems(page) -> list[str]:
@@ -72,6 +77,14 @@ def log_in(page, live_server, username: str, password: str = PASSWORD) -> None:
 
 
 def variant_document(variant: str) -> dict:
+    if variant == "mix":
+        document = scenario("own-commit-rent-mix")
+        document["simulation"] = {
+            "paths": 1000,
+            "seed": 5,
+            "demand_multiplier": {"dist": "triangular", "low": 0.7, "mode": 1, "high": 1.4},
+        }
+        return document
     document = scenario_document(paths=2_000, seed=5)
     if variant == "cheaper-cloud":
         cloud = next(o for o in document["options"] if o["name"] == "GPU cloud on-demand")
@@ -86,14 +99,42 @@ def _compute(scenario: Scenario) -> SimulationRun:
     return run
 
 
-def finished_run(owner, variant: str = "today") -> SimulationRun:
-    """A succeeded run of a new scenario of ``owner``'s (the catalog must be loaded): computed
-    the first time, a copy of that run's stored fields afterwards."""
+def finished_run(owner, variant: str = "today", *, shared: bool = False) -> SimulationRun:
+    """A succeeded run of a new scenario of ``owner``'s (the catalog must be loaded; ``shared``
+    with every user): computed the first time, a copy of that run's stored fields (and its risk
+    figures) afterwards."""
     scenario = Scenario.objects.create(
-        owner=owner, name=VARIANTS[variant], document=variant_document(variant)
+        owner=owner, name=VARIANTS[variant], document=variant_document(variant), shared=shared
     )
     if variant not in _finished:
         run = _compute(scenario)
+        risk = RunRisk.objects.filter(run=run).first()
         _finished[variant] = {name: getattr(run, name) for name in RUN_FIELDS}
+        _risks[variant] = (
+            None if risk is None else {"figures": risk.figures, "sorted_totals": risk.sorted_totals}
+        )
         return run
-    return SimulationRun.objects.create(scenario=scenario, **_finished[variant])
+    run = SimulationRun.objects.create(scenario=scenario, **_finished[variant])
+    if _risks[variant] is not None:
+        RunRisk.objects.create(run=run, **_risks[variant])
+    return run
+
+
+def run_before_format_1_3(owner, *, shared: bool = False) -> SimulationRun:
+    """A run as stored before format 1.3 and the risk figures: a copy of the "today" run with
+    engine 1.2.0, its result without the version 1.3 fields and no risk figures."""
+    run = finished_run(owner, "today", shared=shared)
+    RunRisk.objects.filter(run=run).delete()
+    result = copy.deepcopy(run.result)
+    result["engine_version"] = "1.2.0"
+    for option in result["options"]:
+        option.pop("tail_npv_usd", None)
+        option.pop("layers", None)
+    for sweep in result.get("sizing") or []:
+        sweep.pop("tail_npv_usd", None)
+    run.result = result
+    run.engine_version = "1.2.0"
+    run.save(update_fields=["result", "engine_version"])
+    run.scenario.name = "64 × H100 fleet, run before format 1.3"
+    run.scenario.save(update_fields=["name"])
+    return run

@@ -11,6 +11,7 @@ one address per kind of page: per URL route and set of query parameters (the adm
 route alone), so a list of 500 offers costs one offer page, not 500.
 """
 
+from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
@@ -80,83 +81,110 @@ def page_kind(url: str) -> tuple[str, str, tuple[str, ...]] | None:
     return (match.route, match.view_name, keys)
 
 
-def test_every_page_from_the_dashboard_is_clean_and_labelled(page, live_server, catalog):
-    admin = User.objects.create_superuser("root", password=PASSWORD)
-    run_a = finished_run(admin, "today")
-    run_b = finished_run(admin, "cheaper-cloud")
-    page.set_default_timeout(60_000)  # heavy pages on a busy machine
-    errors: list[str] = []
+@dataclass
+class Crawl:
+    """What a crawl found: the addresses visited and every problem, by kind."""
+
+    visited: list[str] = field(default_factory=list)
+    kinds: set = field(default_factory=set)
+    errors: list[str] = field(default_factory=list)
+    broken: list[str] = field(default_factory=list)
+    without_policy: list[str] = field(default_factory=list)
+    unsaid: list[str] = field(default_factory=list)
+    unlabelled: dict[str, list[str]] = field(default_factory=dict)
+    misfits: dict[str, list[str]] = field(default_factory=dict)
+    screenshots: dict[str, str] = field(default_factory=dict)
+
+    def assert_clean(self) -> None:
+        assert self.errors == [], self.errors
+        assert self.broken == [], self.broken
+        assert self.without_policy == [], self.without_policy
+        assert self.unsaid == [], self.unsaid
+        assert self.unlabelled == {}, "\n".join(f"{u}: {m}" for u, m in self.unlabelled.items())
+        assert self.misfits == {}, "\n".join(f"{w}: {found}" for w, found in self.misfits.items())
+
+
+def crawl(
+    page, origin: str, start: list[str], *, photograph: bool = True, skip=(), widths=WIDTHS
+) -> Crawl:
+    """Visit every kind of page reachable from ``start`` (signed in already), checking each at
+    every width; each address of ``start`` is visited whatever its kind. ``skip``: path prefixes
+    left out besides the usual ones."""
+    found = Crawl()
     page.on(
         "console",
         lambda m: (
-            m.type == "error" and errors.append(f"{page.url}: {m.text} ({m.location.get('url')})")
+            m.type == "error"
+            and found.errors.append(f"{page.url}: {m.text} ({m.location.get('url')})")
         ),
     )
-    page.on("pageerror", lambda e: errors.append(f"{page.url}: {e}"))
-    log_in(page, live_server, "root")
-
-    origin = live_server.url
-    # the comparison is reached through the "Compare with…" form, not a link
-    queue = [origin + "/", f"{origin}/runs/compare/?a={run_a.pk}&b={run_b.pk}"]
-    seen_kinds: set = set()
-    visited: list[str] = []
-    broken: list[str] = []
-    without_policy: list[str] = []
-    unsaid: list[str] = []
-    unlabelled: dict[str, list[str]] = {}
-    misfits: dict[str, list[str]] = {}
-    screenshots: dict[str, str] = {}
+    page.on("pageerror", lambda e: found.errors.append(f"{page.url}: {e}"))
+    queue = list(start)
+    always = {url.split("#")[0] for url in start}
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     while queue:
         url = queue.pop(0).split("#")[0]
         kind = page_kind(url)
-        if not url.startswith(origin) or kind is None or kind in seen_kinds:
+        if not url.startswith(origin) or kind is None:
             continue
-        seen_kinds.add(kind)
+        if kind in found.kinds and url not in always:
+            continue
+        always.discard(url)
+        if urlsplit(url).path.startswith(tuple(skip)):
+            continue
+        found.kinds.add(kind)
         response = page.goto(url)
-        visited.append(url)
+        found.visited.append(url)
         if response is None or response.status >= 400:
-            broken.append(f"{url}: {response.status if response else 'no response'}")
+            found.broken.append(f"{url}: {response.status if response else 'no response'}")
             continue
         if response.header_value("content-security-policy") != CSP_HEADER:
-            without_policy.append(url)
+            found.without_policy.append(url)
         missing = page.evaluate(UNLABELLED)
         if missing:
-            unlabelled[url] = missing
+            found.unlabelled[url] = missing
         name = kind[1]
         has_query = bool(urlsplit(url).query)
-        photograph = (
-            name in SCREENSHOT_NAMES
-            and name not in screenshots
+        shoot = (
+            photograph
+            and name in SCREENSHOT_NAMES
+            and name not in found.screenshots
             and has_query == (name == "runs-compare")
         )
-        for width in WIDTHS:
+        for width in widths:
             page.set_viewport_size({"width": width, "height": 900})
             page.wait_for_function(FITTED)
             problems = page.evaluate(OVERFLOWS) + page.evaluate(PLOT_TEXT)
             if problems:
-                misfits[f"{url} at {width} px"] = problems
-            if photograph and width in SHOT_WIDTHS:
+                found.misfits[f"{url} at {width} px"] = problems
+            if shoot and width in SHOT_WIDTHS:
                 page.screenshot(path=str(SCREENSHOTS / shot_file(name, width)), full_page=True)
-        if photograph:
-            screenshots[name] = url
+        if shoot:
+            found.screenshots[name] = url
         if name in PRICE_PAGES:
             said = page.eval_on_selector_all(
                 ".confidence strong", "els => els.map(e => e.textContent.trim())"
             )
             priced = page.evaluate("document.querySelector('main').innerText.includes('$')")
             if (priced and not said) or not set(said) <= CONFIDENCE_WORDS:
-                unsaid.append(f"{url}: {said[:5]}")
+                found.unsaid.append(f"{url}: {said[:5]}")
         links = page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)")
         queue.extend(link for link in links if link.startswith(origin))
+    return found
 
-    assert errors == [], errors
-    assert broken == [], broken
-    assert without_policy == [], without_policy
-    assert unsaid == [], unsaid
+
+def test_every_page_from_the_dashboard_is_clean_and_labelled(page, live_server, catalog):
+    admin = User.objects.create_superuser("root", password=PASSWORD)
+    run_a = finished_run(admin, "today")
+    run_b = finished_run(admin, "cheaper-cloud")
+    page.set_default_timeout(60_000)  # heavy pages on a busy machine
+    log_in(page, live_server, "root")
+    origin = live_server.url
+    # the comparison is reached through the "Compare with…" form, not a link
+    found = crawl(page, origin, [origin + "/", f"{origin}/runs/compare/?a={run_a.pk}&b={run_b.pk}"])
+    found.assert_clean()
+    seen_kinds, visited, screenshots = found.kinds, found.visited, found.screenshots
     assert set(PRICE_PAGES) <= {kind[1] for kind in seen_kinds}
-    assert unlabelled == {}, "\n".join(f"{u}: {m}" for u, m in unlabelled.items())
-    assert misfits == {}, "\n".join(f"{where}: {found}" for where, found in misfits.items())
     assert set(screenshots) == set(SCREENSHOT_NAMES), set(SCREENSHOT_NAMES) - set(screenshots)
     for name in SCREENSHOT_NAMES:
         for width in SHOT_WIDTHS:
