@@ -154,3 +154,46 @@ class RunCreateSerializer(serializers.Serializer):
                 {key: ["unknown field (seed, paths and reprice are known)"] for key in unknown}
             )
         return attrs
+
+
+class RiskOptionSerializer(serializers.Serializer):
+    """One option's risk figures over the run's paths."""
+
+    name = serializers.CharField()
+    feasible = serializers.BooleanField()
+    mean_npv_usd = serializers.FloatField(allow_null=True)
+    p90_npv_usd = serializers.FloatField(allow_null=True)
+    tail_npv_usd = serializers.FloatField(
+        allow_null=True, help_text="mean NPV of the worst paths (format 1.3 tail_fraction)"
+    )
+    probability_cheapest = serializers.FloatField(allow_null=True)
+    cheapest_so_far = serializers.ListField(
+        child=serializers.FloatField(),
+        help_text="per month 0 … H, the share of paths on which it has cost least so far",
+    )
+    exceeds_budget = serializers.FloatField(
+        allow_null=True, help_text="share of paths whose total exceeds ?budget= (null without one)"
+    )
+
+
+class RiskCommitmentSerializer(serializers.Serializer):
+    """One commitment's committed GPU-hours no work uses, and their cost."""
+
+    option = serializers.CharField()
+    layer = serializers.CharField(allow_null=True, help_text="the mix's layer, null alone")
+    committed_gpus = serializers.IntegerField()
+    committed_gpu_hours = serializers.FloatField()
+    unused_gpu_hours_mean = serializers.FloatField()
+    unused_gpu_hours_p90 = serializers.FloatField()
+    unused_usd_mean = serializers.FloatField()
+    unused_usd_p90 = serializers.FloatField()
+
+
+class RunRiskSerializer(serializers.Serializer):
+    """A succeeded run's risk figures, computed in its Monte Carlo blocks (not in the result)."""
+
+    run = serializers.IntegerField()
+    paths = serializers.IntegerField()
+    budget_usd = serializers.FloatField(allow_null=True)
+    options = RiskOptionSerializer(many=True)
+    commitments = RiskCommitmentSerializer(many=True)

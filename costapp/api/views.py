@@ -12,10 +12,11 @@ from typing import Any
 
 import django_filters
 from django.http import HttpResponse
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, renderers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import APIException, PermissionDenied, ValidationError
+from rest_framework.exceptions import APIException, NotFound, PermissionDenied, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
@@ -24,12 +25,19 @@ from rest_framework.views import APIView
 
 from accounts.permissions import AnalystPermission, ScenarioPermission
 from costapp.api.parsers import DocumentJSONParser, StrictJSONParser, scenario_error_detail
-from costapp.api.serializers import RunCreateSerializer, RunSerializer, ScenarioSerializer
+from costapp.api.serializers import (
+    RunCreateSerializer,
+    RunRiskSerializer,
+    RunSerializer,
+    ScenarioSerializer,
+)
 from costapp.models import Scenario, SimulationRun
+from costapp.reports.risk import budget_parse, risk_document
 from costapp.runs import exports, pipeline
 from costapp.runs.store import BrokerUnavailable
 from costapp.scenarios import selectors, services
 from costapp.tco import ScenarioError
+from hardware.filtersets import query_params_refuse_unknown
 
 
 class EscapedJSONRenderer(renderers.JSONRenderer):
@@ -159,6 +167,36 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         if not pipeline.run_cancel(run=run):
             raise Conflict(f"The run has already ended ({run.status}).")
         return Response(self.get_serializer(run).data)
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "budget",
+                OpenApiTypes.STR,
+                description="a total over the horizon in dollars (1500000, 1,500,000 or 1.5M)",
+            )
+        ],
+        responses={200: RunRiskSerializer, 404: None, 409: None},
+    )
+    @action(detail=True, methods=["get"], filter_backends=[])
+    def risk(self, request: Request, pk: Any = None) -> Response:
+        """The run's risk figures: per option its NPV over the paths, its chance of being the
+        cheapest, month by month its chance of having cost least so far and, with ``?budget=``,
+        its chance of exceeding it; each commitment's unused GPU-hours and their cost. 404 for a
+        run without them (no simulation, or finished before they existed)."""
+        query_params_refuse_unknown(request, {"budget", "format"})
+        run = self.get_object()
+        if run.status != SimulationRun.Status.SUCCEEDED:
+            raise Conflict(f"The run has no result yet ({run.status}).")
+        budget = budget_parse(str(request.query_params.get("budget", "")))
+        if budget.error:
+            raise ValidationError({"budget": [budget.error]})
+        found = risk_document(run=run, budget_usd=budget.usd)
+        if found is None:
+            raise NotFound(
+                "This run has no risk figures: it has no simulation, or it finished before they were computed."
+            )
+        return Response(RunRiskSerializer(found).data)
 
     @extend_schema(responses={(200, "text/csv"): str, 409: None})
     def monthly_csv(self, request: Request, pk: Any = None) -> HttpResponse:

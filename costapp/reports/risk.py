@@ -151,3 +151,55 @@ def risk_panel(
         "budget": budget,
         "meanings": MEANINGS,
     }
+
+
+def risk_document(*, run: SimulationRun, budget_usd: float | None) -> dict[str, Any] | None:
+    """The run's risk figures as the API gives them (``GET /api/v1/runs/{id}/risk/``): per option
+    its NPV over the paths, its chance of being the cheapest, the share of paths on which it has
+    cost least so far month by month and, with ``budget_usd``, the share on which its total
+    exceeds it; each commitment's unused hours and their cost. None when the run stored none."""
+    assert run.result is not None
+    stored = RunRisk.objects.filter(run=run).first()
+    if stored is None:
+        return None
+    figures = stored.figures
+    exceed = None
+    if budget_usd is not None:
+        exceed = budget_exceedance(
+            sorted_totals_from_payload(bytes(stored.sorted_totals)), budget_usd
+        )
+    options = []
+    for index, option in enumerate(run.result["options"]):
+        options.append(
+            {
+                "name": option["name"],
+                "feasible": option["feasible"],
+                "mean_npv_usd": option.get("mean_npv_usd"),
+                "p90_npv_usd": option.get("p90_npv_usd"),
+                "tail_npv_usd": option.get("tail_npv_usd"),
+                "probability_cheapest": option.get("probability_cheapest"),
+                "cheapest_so_far": figures["cheapest_so_far"][option["name"]],
+                "exceeds_budget": None if exceed is None else exceed[index],
+            }
+        )
+    return {
+        "run": run.pk,
+        "paths": figures["paths"],
+        "budget_usd": budget_usd,
+        "options": options,
+        "commitments": [
+            {key: row[key] for key in COMMITMENT_KEYS} for row in figures["commitments"]
+        ],
+    }
+
+
+COMMITMENT_KEYS = (
+    "option",
+    "layer",
+    "committed_gpus",
+    "committed_gpu_hours",
+    "unused_gpu_hours_mean",
+    "unused_gpu_hours_p90",
+    "unused_usd_mean",
+    "unused_usd_p90",
+)

@@ -236,3 +236,29 @@ def test_the_workbooks_risk_sheet_holds_the_stored_figures(client, risk_run):
     assert [row[2] for row in sheet[leaders + 2 : leaders + 2 + HORIZON + 1]] == pytest.approx(
         figures["cheapest_so_far"]["commit"], rel=1e-14
     )
+
+
+def test_the_api_gives_the_risk_figures_and_a_budgets_chance(client, risk_run, per_path):
+    client.force_login(risk_run.scenario.owner)
+    totals = np.array([path["totals"] for path in per_path]).T
+    budget = float((np.sort(totals[2])[499] + np.sort(totals[2])[500]) / 2)
+    answer = client.get(f"/api/v1/runs/{risk_run.pk}/risk/", {"budget": f"{budget:.2f}"})
+    assert answer.status_code == 200, answer.content
+    body = answer.json()
+    stored = RunRisk.objects.get(run=risk_run).figures
+    assert body["paths"] == 1000 and body["budget_usd"] == pytest.approx(budget)
+    assert [o["name"] for o in body["options"]] == ["rent", "commit", "mix"]
+    for o, option in enumerate(body["options"]):
+        assert option["exceeds_budget"] == pytest.approx(float(np.mean(totals[o] > budget)))
+        assert option["cheapest_so_far"] == stored["cheapest_so_far"][option["name"]]
+        assert option["tail_npv_usd"] == risk_run.result["options"][o]["tail_npv_usd"]
+    assert body["options"][2]["exceeds_budget"] == pytest.approx(0.5)
+    assert body["commitments"][1]["layer"] == "commit"
+    without = client.get(f"/api/v1/runs/{risk_run.pk}/risk/").json()
+    assert without["budget_usd"] is None and without["options"][0]["exceeds_budget"] is None
+    wrong = client.get(f"/api/v1/runs/{risk_run.pk}/risk/", {"budget": "-5"})
+    assert wrong.status_code == 400 and "budget" in wrong.content.decode()
+    unknown = client.get(f"/api/v1/runs/{risk_run.pk}/risk/", {"budjet": "5"})
+    assert unknown.status_code == 400 and "budjet" in unknown.content.decode()
+    RunRisk.objects.filter(run=risk_run).delete()
+    assert client.get(f"/api/v1/runs/{risk_run.pk}/risk/").status_code == 404
