@@ -85,6 +85,7 @@ def _render(
     json_open: bool = False,
 ) -> HttpResponse:
     standing = _offer_standing(builder)
+    _estimates_show(builder)
     context = {
         "builder": builder,
         "scenario": scenario,
@@ -98,6 +99,24 @@ def _render(
         "max_workloads": schema.MAX_WORKLOADS,
     }
     return render(request, "builder/builder.html", context)
+
+
+def _estimates_show(builder: ScenarioBuilder) -> None:
+    """Each estimate the engine makes for an empty workload field (the decode and prefill rates
+    from the model's parameters, the busiest hours from the peak), as that field's placeholder and
+    in its help, so a person sees the figure the run will use before leaving it empty."""
+    if not builder.scenario.is_bound or not builder.is_valid():
+        return
+    estimates = services.workload_estimates(document=builder.document())
+    for index, form in enumerate(builder.rows("workloads")):
+        for name, value in estimates.get(index, {}).items():
+            field = form.fields.get(name)
+            if field is None:
+                continue
+            figure = f"{float(value):,.0f}" if float(value) >= 100 else f"{float(value):,.3g}"
+            field.widget.attrs["placeholder"] = f"{figure} (estimate)"
+            field.help_text = f"{field.help_text} Left empty, the run uses the estimate {figure}."
+            form[name].help_text = field.help_text  # a bound field copies it when first made
 
 
 def _stale_days() -> int:

@@ -81,6 +81,42 @@ def scenario_document_check(*, document: ScenarioDocument) -> None:
     plan_build(normalized.document, gpus)
 
 
+ESTIMATED_FIELDS = (
+    "tokens_per_second_per_gpu",
+    "prefill_tokens_per_second_per_gpu",
+    "peak_hours_per_day",
+)
+"""The workload fields the engine fills with an estimate when they are left out (format 1.2 and
+1.3): the builder shows each estimate where its field is empty."""
+
+
+def workload_estimates(*, document: ScenarioDocument) -> dict[int, dict[str, Any]]:
+    """Per workload index, the values the engine writes into ``inputs`` for the fields of
+    :data:`ESTIMATED_FIELDS` the document leaves out; nothing for a document the engine rejects."""
+    workloads = document.get("workloads") if isinstance(document, dict) else None
+    if not isinstance(workloads, list):
+        return {}
+    gpus, _source = engine_gpu_figures()
+    try:
+        normalized = normalize(document, gpus, resolved_catalog_refs(document, gpus))
+    except ScenarioError:
+        return {}
+    found: dict[int, dict[str, Any]] = {}
+    for index, (given, filled) in enumerate(
+        zip(workloads, normalized.document["workloads"], strict=False)
+    ):
+        if not isinstance(given, dict):
+            continue
+        values = {
+            name: filled[name]
+            for name in ESTIMATED_FIELDS
+            if given.get(name) is None and filled.get(name) is not None
+        }
+        if values:
+            found[index] = values
+    return found
+
+
 def scenario_create(
     *,
     owner: Any,

@@ -370,3 +370,40 @@ def test_values_of_another_type_are_named_next_to_the_type_and_after_saving(sign
         "Values typed for another type or billing were not saved: "
         f"option {cloud + 1} “{document['options'][cloud]['name']}” (PUE = 1.4)." in html
     )
+
+
+def test_the_edit_page_shows_the_engines_estimates_where_fields_are_empty(signed_in, pat):
+    """An 8.03 B model served on H100s without its rates or busiest hours: each field shows the
+    figure the run will use, computed here by the scenario format's formulas from the catalog's
+    H100 figures (decode: 32 × bandwidth / (2 × params), capped by half the BF16 compute; prefill:
+    half the BF16 compute / (2 × params); busiest hours: min(4, 24 / peak to average))."""
+    from hardware.models import GpuModel
+
+    h100 = GpuModel.objects.get(slug="h100-sxm")
+    params = 8.03e9
+    bandwidth = float(h100.memory_bandwidth_tb_s) * 1e12
+    bf16 = float(h100.bf16_dense_tflops) * 1e12
+    decode = min(32 * bandwidth / (2 * params), 0.5 * bf16 / (2 * params))
+    prefill = 0.5 * bf16 / (2 * params)
+    document = {
+        "name": "8B chat",
+        "workloads": [
+            {
+                "type": "inference",
+                "name": "chat",
+                "gpu": "h100-sxm",
+                "params_billion": 8.03,
+                "tokens_per_second": 23148,
+                "input_tokens_per_output_token": 3,
+                "peak_to_average": 2,
+            }
+        ],
+        "options": [{"type": "cloud", "name": "rent", "gpu": "h100-sxm", "usd_per_gpu_hour": 3}],
+    }
+    scenario = Scenario.objects.create(owner=pat, name="8B", document=document)
+    html = signed_in.get(reverse("scenario-edit", args=[scenario.pk])).content.decode()
+    assert f'placeholder="{decode:,.0f} (estimate)"' in html
+    assert f'placeholder="{prefill:,.0f} (estimate)"' in html
+    assert 'placeholder="4 (estimate)"' in html
+    assert f"Left empty, the run uses the estimate {prefill:,.0f}." in html
+    assert round(decode) == 6675 and round(prefill) == 30803  # the figures of the 8B question
