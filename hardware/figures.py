@@ -82,6 +82,30 @@ def percent_text(value: Any, *, share: bool = True) -> str:
     return text + " %"
 
 
+def savings_text(value: Any) -> str:
+    """Savings against a baseline, given in percent: ``37.5 %`` saved, ``-50.0 %`` (costs half as
+    much again); beyond -100 % (more than twice the baseline) a multiple reads better than a
+    percentage: ``costs 8.3 × the baseline``. A dash for no value."""
+    number = _number(value)
+    if number is None:
+        return DASH
+    if number < -100.0:
+        return f"costs {1.0 - number / 100.0:,.1f} × the baseline"
+    return percent_text(number, share=False)
+
+
+def change_text(value: Any, digits: int = 2) -> str:
+    """A difference with its sign (+ or −), thousands separators and ``digits`` decimals;
+    "unchanged" where it is 0 at that precision (no sign on nothing), a dash for no value."""
+    number = _number(value)
+    if number is None:
+        return DASH
+    text = f"{abs(number):,.{int(digits)}f}"
+    if float(text.replace(",", "")) == 0.0:
+        return "unchanged"
+    return ("+" if number > 0 else "−") + text
+
+
 def _day(value: date | datetime) -> date:
     return value.date() if isinstance(value, datetime) else value
 

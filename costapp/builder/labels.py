@@ -60,14 +60,20 @@ def shown(value: Any) -> str:
     return str(value)
 
 
+TYPO_GUARD = 1e9
+"""A bound this large (in magnitude) guards against a slip of the keyboard rather than says
+what a plan may hold: validation keeps it, the page does not show it as a hint."""
+
+
 def range_text(spec: FieldSpec) -> str:
+    """The bounds of a number field a person plans within ("≥ 0, ≤ 1"), without typo guards."""
     if spec.kind not in ("whole", "number"):
         return ""
     low = None
-    if spec.low is not None:
+    if spec.low is not None and abs(float(spec.low)) < TYPO_GUARD:
         low = f"> {shown(spec.low)}" if spec.low_open else f"≥ {shown(spec.low)}"
     high = None
-    if spec.high is not None:
+    if spec.high is not None and abs(float(spec.high)) < TYPO_GUARD:
         high = f"< {shown(spec.high)}" if spec.high_open else f"≤ {shown(spec.high)}"
     parts = [part for part in (low, high) if part]
     if spec.kind == "whole":

@@ -6,6 +6,7 @@ from django import template
 
 from costapp.reports.comparison import value_text
 from costapp.scenarios import selectors
+from hardware import figures
 
 register = template.Library()
 
@@ -34,14 +35,8 @@ def compare_form(context: dict[str, Any], run: Any = None) -> dict[str, Any]:
 @register.filter
 def signed(value: Any, digits: int = 2) -> str:
     """A difference with its sign (+ or −), thousands separators and ``digits`` decimals; a dash
-    for none, "0" for no change."""
-    if value is None:
-        return "—"
-    number = float(value)
-    if number == 0.0:
-        return "0"
-    text = f"{abs(number):,.{int(digits)}f}"
-    return ("+" if number > 0 else "−") + text
+    for none, "unchanged" for no change at that precision (``hardware.figures.change_text``)."""
+    return figures.change_text(value, int(digits))
 
 
 @register.filter

@@ -38,6 +38,12 @@ def pct_points(value: Any) -> str:
     return figures.percent_text(value, share=False)
 
 
+@register.filter
+def savings(value: Any) -> str:
+    """Savings in percent, a multiple of the baseline beyond -100 %: ``costs 8.3 × the baseline``."""
+    return figures.savings_text(value)
+
+
 def _today() -> date:
     return timezone.now().date()
 

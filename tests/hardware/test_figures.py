@@ -121,3 +121,22 @@ def test_the_stated_filter_reads_a_result_documents_iso_day():
     assert html.endswith(f">{figures.stated_words(day, timezone.now().date())}</time>")
     bad = Template("{% load figures %}{{ day|stated }}").render(Context({"day": "soon"}))
     assert bad == "date unknown"
+
+
+def test_savings_beyond_minus_100_percent_read_as_a_multiple_of_the_baseline():
+    from hardware.figures import savings_text
+
+    assert savings_text(37.5) == "37.5 %"
+    assert savings_text(-50.0) == "-50.0 %"
+    assert savings_text(-729.8) == "costs 8.3 × the baseline"
+    assert savings_text(-3431.4) == "costs 35.3 × the baseline"
+    assert savings_text(None) == "—"
+
+
+def test_a_change_of_nothing_is_unchanged_without_a_sign():
+    from hardware.figures import change_text
+
+    assert change_text(0.0) == "unchanged"
+    assert change_text(0.001, 2) == "unchanged"  # nothing at the precision shown
+    assert change_text(-1234.5, 1) == "−1,234.5"
+    assert change_text(2.5, 0) == "+2"
