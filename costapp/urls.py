@@ -24,6 +24,7 @@ urlpatterns = [
     path("favicon.ico", views.favicon, name="favicon"),
     path("offers/<int:pk>/", views.offer, name="offer"),
     path("claims/", views.claims, name="claims"),
+    path("glossary/", views.glossary, name="glossary"),
     path("claims/<slug:slug>/", views.claim, name="claim"),
     path("scenarios/", run_views.scenarios, name="scenarios"),
     path("scenarios/<int:pk>/", run_views.scenario, name="scenario"),

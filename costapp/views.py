@@ -21,6 +21,7 @@ from accounts.decorators import role_required
 from accounts.roles import VIEWER, user_has_role
 from costapp import charts
 from costapp.reports.claims import CLAIMS, Claim, claim_get
+from costapp.reports.glossary import TERMS
 from costapp.runs.views import dashboard_runs
 from costapp.scenarios.catalog import engine_gpu_figures
 from costapp.scenarios.services import scenario_simulate
@@ -86,6 +87,13 @@ def offer(request: HttpRequest, pk: int) -> HttpResponse:
     )
     context = {"offer": offer, "prices": prices, "chart": chart, "current": current}
     return render(request, "hardware/offer.html", context)
+
+
+@role_required(VIEWER)
+@require_GET
+def glossary(request: HttpRequest) -> HttpResponse:
+    """The words the pages use for the engine's figures, each with one line of meaning."""
+    return render(request, "glossary.html", {"terms": TERMS})
 
 
 @role_required(VIEWER)

@@ -7,6 +7,7 @@ from typing import Any
 
 from django import template
 
+from costapp.reports.glossary import meaning_of
 from hardware.charts import Chart
 
 register = template.Library()
@@ -52,6 +53,12 @@ def percent(value: Any) -> str:
     if value is None:
         return "—"
     return f"{100.0 * float(value):.1f}"
+
+
+@register.filter
+def meaning(slug: str) -> str:
+    """The glossary's one line of meaning of a term (``costapp.reports.glossary``), for hover."""
+    return meaning_of(slug)
 
 
 @register.filter
