@@ -286,6 +286,11 @@ def gpu_models_list() -> QuerySet[GpuModel]:
     return GpuModel.objects.order_by("vendor", "name", "slug")
 
 
+def gpu_names() -> dict[str, str]:
+    """Each GPU model's name by its slug (how the pages say a slug a warning names)."""
+    return dict(GpuModel.objects.values_list("slug", "name"))
+
+
 def egress_tier_standing() -> dict[str, dict]:
     """Per provider slug with egress tiers in the catalog: how many tiers (``tiers``), the latest
     date their source stated them (``stated_on``, ``None`` when unknown) and that source."""

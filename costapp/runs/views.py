@@ -29,11 +29,13 @@ from costapp.reports.categories import CATEGORY_FORMULAS
 from costapp.reports.comparison import dotted_leaves, value_text
 from costapp.reports.risk import risk_panel
 from costapp.reports.sources import source_rows
+from costapp.reports.warning_words import warnings_grouped, warnings_split
 from costapp.runs import chart_cache, links, pipeline
 from costapp.runs.exports import run_workbook
 from costapp.runs.store import BrokerUnavailable
 from costapp.scenarios import selectors, services
 from costapp.tco import ScenarioError
+from hardware.selectors import gpu_names
 
 HEAVY_FIELDS = (
     "inputs",
@@ -152,7 +154,14 @@ def result_context(
         risk["url"] = "" if request is None else request.path
         if risk["figures"] is not None:
             risk["chart"] = leader_chart(risk["figures"])
+    groups = warnings_grouped(
+        result["warnings"], [o["name"] for o in result["options"]], gpu_names()
+    )
+    warnings_open, warnings_folded = warnings_split(groups)
     return {
+        "warnings_open": warnings_open,
+        "warnings_folded": warnings_folded,
+        "warnings_count": len(result["warnings"]),
         "risk": risk,
         "result": result,
         "charts": run_charts(run=run),

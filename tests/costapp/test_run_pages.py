@@ -13,6 +13,7 @@ from openpyxl import load_workbook
 
 from costapp.demo_scenarios import demo_documents, demo_scenarios_load
 from costapp.models import Scenario, SimulationRun
+from costapp.reports.warning_words import warnings_grouped
 from costapp.runs import exports, pipeline
 from costapp.tco.curves import cost_curves
 
@@ -206,8 +207,15 @@ def test_infeasible_options_and_warnings_are_shown_plainly(client, pat, finished
     assert (
         f"<strong>One server only</strong>: {small['shortfall_gpu_hours']:,.0f} GPU-hours" in html
     )
-    for warning in run.result["warnings"]:
-        assert escape(warning) in html
+    # the warnings after the figures, in words, grouped by what they are about
+    assert html.index('id="key-figures"') < html.index('id="run-warnings"')
+    groups = warnings_grouped(run.result["warnings"], [o["name"] for o in run.result["options"]])
+    assert sum(len(group.warnings) for group in groups) == len(run.result["warnings"])
+    for group in groups:
+        assert escape(group.subject) in html
+        for warning in group.warnings:
+            assert escape(warning) in html
+    assert "GPU-hours of work are not done (shortfall): this option is infeasible." in html
 
 
 def test_another_analyst_gets_404_for_a_private_scenario_and_403_for_a_shared_ones_buttons(
