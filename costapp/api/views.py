@@ -11,8 +11,10 @@ import json
 from typing import Any
 
 import django_filters
+from django import forms
 from django.http import HttpResponse
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import mixins, renderers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import APIException, PermissionDenied, ValidationError
@@ -114,8 +116,22 @@ class ScenarioViewSet(viewsets.ModelViewSet):
         )
 
 
+ROW_ID_MAX = 2**63 - 1
+"""The largest id a row can have (a 64-bit key on PostgreSQL and SQLite alike)."""
+
+
+@extend_schema_field(OpenApiTypes.INT)
+class RowIdFilter(django_filters.NumberFilter):
+    """A row's id: a whole number from 1 to ``ROW_ID_MAX`` (anything else a 400 at the field)."""
+
+    field_class = forms.IntegerField
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(min_value=1, max_value=ROW_ID_MAX, **kwargs)
+
+
 class RunFilterSet(django_filters.FilterSet):
-    scenario = django_filters.NumberFilter(field_name="scenario_id")
+    scenario = RowIdFilter(field_name="scenario_id", help_text="the scenario's id")
 
     class Meta:
         model = SimulationRun
