@@ -5,6 +5,7 @@ tasks run in-process. ``DATABASE_URL`` switches to PostgreSQL, ``REDIS_URL`` to 
 workers. Every variable is listed in README.md and .env.example.
 """
 
+import ipaddress
 import secrets
 from datetime import timedelta
 from pathlib import Path
@@ -58,6 +59,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # X-Forwarded-Proto heard from the proxies TRUSTED_PROXIES names only (costapp/proxies.py).
+    "costapp.proxies.ForwardedProtoMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # A view meeting a database or Redis error answers 503 with Retry-After (costapp/faults.py).
     "costapp.faults.ServiceFaultMiddleware",
@@ -153,6 +156,12 @@ SIGN_IN_WINDOW_SECONDS = env.int("SIGN_IN_WINDOW_SECONDS", default=15 * 60)
 
 # Security: production settings pass `manage.py check --deploy`.
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# The addresses (or networks) of the proxies whose X-Forwarded-Proto is believed; the header is
+# dropped from every other client (costapp/proxies.py). Default: a proxy on this host.
+TRUSTED_PROXIES = [  # each checked here: a typo stops the start, not a request
+    str(ipaddress.ip_network(entry, strict=False))
+    for entry in env.list("TRUSTED_PROXIES", default=["127.0.0.1", "::1"])
+]
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=not DEBUG)
 SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=not DEBUG)
