@@ -231,6 +231,15 @@ RUN_BLOCKS_PER_TASK = env.int("RUN_BLOCKS_PER_TASK", default=25)
 RUN_STALE_AFTER_S = env.int("RUN_STALE_AFTER_S", default=60)
 # How often beat looks for such runs [s].
 RUN_STALE_CHECK_S = env.int("RUN_STALE_CHECK_S", default=15)
+# A worker's database session waits this long for a lock before giving up, the task then tried
+# again like one that met a lost broker [s]; and a transaction left open this long by a worker
+# that froze (a paused container, a stalled VM) is ended by PostgreSQL, its locks released [s].
+WORKER_LOCK_TIMEOUT_S = env.float("WORKER_LOCK_TIMEOUT_S", default=5.0)
+WORKER_IDLE_IN_TRANSACTION_TIMEOUT_S = env.float(
+    "WORKER_IDLE_IN_TRANSACTION_TIMEOUT_S", default=60.0
+)
+# /healthz names the active runs with no sign of life for this long while workers answer [s].
+RUN_STALL_REPORT_S = env.int("RUN_STALL_REPORT_S", default=90)
 # A task whose pool process died (killed, out of memory) goes back to the queue at once.
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 # The Celery queue of every task of the run pipeline, beat's requeue included (empty: the default
