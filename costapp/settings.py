@@ -238,6 +238,8 @@ WORKER_LOCK_TIMEOUT_S = env.float("WORKER_LOCK_TIMEOUT_S", default=5.0)
 WORKER_IDLE_IN_TRANSACTION_TIMEOUT_S = env.float(
     "WORKER_IDLE_IN_TRANSACTION_TIMEOUT_S", default=60.0
 )
+# How long an Idempotency-Key on the start of a run answers with the run it first started [h].
+RUN_IDEMPOTENCY_HOURS = env.int("RUN_IDEMPOTENCY_HOURS", default=24)
 # /healthz names the active runs with no sign of life for this long while workers answer [s].
 RUN_STALL_REPORT_S = env.int("RUN_STALL_REPORT_S", default=90)
 # A task whose pool process died (killed, out of memory) goes back to the queue at once.

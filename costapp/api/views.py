@@ -12,9 +12,15 @@ from typing import Any
 
 import django_filters
 from django import forms
+from django.contrib.auth.models import User
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_field,
+)
 from rest_framework import mixins, renderers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import APIException, PermissionDenied, ValidationError
@@ -28,7 +34,7 @@ from accounts.permissions import AnalystPermission, ScenarioPermission
 from costapp.api.parsers import DocumentJSONParser, StrictJSONParser, scenario_error_detail
 from costapp.api.serializers import RunCreateSerializer, RunSerializer, ScenarioSerializer
 from costapp.models import Scenario, SimulationRun
-from costapp.runs import exports, pipeline
+from costapp.runs import exports, pipeline, requests
 from costapp.runs.store import BrokerUnavailable
 from costapp.scenarios import selectors, services
 from costapp.tco import ScenarioError
@@ -88,6 +94,16 @@ class ScenarioViewSet(viewsets.ModelViewSet):
 
     @extend_schema(
         request=RunCreateSerializer,
+        parameters=[
+            OpenApiParameter(
+                requests.KEY_HEADER,
+                OpenApiTypes.STR,
+                OpenApiParameter.HEADER,
+                description="any unique string (a UUID): the same key sent again by the same "
+                "user within RUN_IDEMPOTENCY_HOURS answers with the run it first started "
+                "(header Idempotent-Replayed: true) instead of starting another",
+            )
+        ],
         responses={202: RunSerializer, 503: OpenApiResponse(description="broker unreachable")},
     )
     @action(detail=True, methods=["post"], url_path="runs")
@@ -97,23 +113,33 @@ class ScenarioViewSet(viewsets.ModelViewSet):
         _owned(request, scenario, "run it")
         body = RunCreateSerializer(data=request.data)
         body.is_valid(raise_exception=True)
+        options = {
+            "scenario": scenario,
+            "seed": body.validated_data.get("seed"),
+            "paths": body.validated_data.get("paths"),
+            "reprice": body.validated_data["reprice"],
+        }
+        key = request.headers.get(requests.KEY_HEADER)
+        replayed = False
         try:
-            run = pipeline.run_create(
-                scenario=scenario,
-                seed=body.validated_data.get("seed"),
-                paths=body.validated_data.get("paths"),
-                reprice=body.validated_data["reprice"],
-            )
+            if key is None:
+                run = pipeline.run_create(**options)
+            else:
+                user = request.user
+                assert isinstance(user, User)  # an analyst owning the scenario
+                run, started = requests.run_start_once(user=user, key=key, **options)
+                replayed = not started
+        except requests.KeyRefused as exc:
+            raise ValidationError({requests.KEY_HEADER: [str(exc)]}) from None
         except ScenarioError as exc:
             raise ValidationError(scenario_error_detail(exc.errors, prefix="document")) from None
         except BrokerUnavailable as exc:
             return broker_unavailable_response(exc)
         data = RunSerializer(run, context=self.get_serializer_context()).data
-        return Response(
-            data,
-            status=status.HTTP_202_ACCEPTED,
-            headers={"Location": reverse("run-detail", args=[run.pk], request=request)},
-        )
+        headers = {"Location": reverse("run-detail", args=[run.pk], request=request)}
+        if replayed:
+            headers["Idempotent-Replayed"] = "true"
+        return Response(data, status=status.HTTP_202_ACCEPTED, headers=headers)
 
 
 ROW_ID_MAX = 2**63 - 1
