@@ -46,6 +46,7 @@ from costapp.runs.blocks import BLOCK_KINDS, monthly_breakdown, run_units, sizin
 from costapp.runs.chart_cache import run_charts, run_sizing_charts
 from costapp.runs.merging import (
     MERGE_STALE_S,
+    block_pause_point,
     merge_claim,
     merge_heartbeat,
     merge_pause_point,
@@ -369,6 +370,7 @@ def run_block_execute(*, run_id: int, kind: str, unit: int, task_id: str | None 
         if locked is None or locked.status != Status.RUNNING:
             logger.info("run %s %s unit %s: dropped (run ended)", run_id, kind, unit)
             return
+        block_pause_point(run_id)
         if kept is not None:
             RunBlock.objects.bulk_create(
                 [RunBlock(run_id=run_id, kind=kind, unit=unit, payload=kept)],

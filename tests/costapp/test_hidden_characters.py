@@ -53,3 +53,27 @@ def test_the_api_refuses_them_at_each_field_and_stores_nothing(client, catalog):
         post_json(client, "/api/v1/scenarios/", {"name": "fleet", "document": document}).status_code
         == 201
     )
+
+
+def test_the_catalog_api_refuses_them_at_each_field(db):
+    from rest_framework.test import APIClient
+
+    from accounts.roles import CATALOG_EDITOR
+    from accounts.services import token_create
+    from hardware.models import Provider
+    from tests.factories import UserFactory
+
+    editor = UserFactory(username="ed", roles=[CATALOG_EDITOR])
+    api = APIClient(HTTP_AUTHORIZATION=f"Token {token_create(user=editor)[1]}")
+    body = {"slug": "evil", "name": "Cloud\u202eduolC", "kind": "gpu-cloud"}
+    response = api.post("/api/v1/providers/", body, format="json")
+    assert response.status_code == 400, response.content
+    assert response.json()["errors"] == [
+        {
+            "field": "name",
+            "message": "must not contain direction overrides or invisible characters (U+202E)",
+        }
+    ]
+    assert not Provider.objects.filter(slug="evil").exists()
+    body["name"] = "Cloud, Inc."
+    assert api.post("/api/v1/providers/", body, format="json").status_code == 201
