@@ -1,9 +1,10 @@
 """A per-process stand-in for the shared cache while Redis is down.
 
 The throttle (``accounts.throttling``) and the sign-in limits (``accounts.guessing``) keep their
-counts in Redis, shared by every process. When Redis does not answer they fall back to a cache of
-this process's own (Django's ``LocMemCache``): the limits still hold, per process instead of
-across them, and reads that need no Redis keep answering. The fall-back is logged once per
+counts in Redis, shared by every process. When Redis does not answer the throttle falls back to a
+cache of this process's own (Django's ``LocMemCache``): its limits still hold, per process instead
+of across them, and reads that need no Redis keep answering; the sign-in limits count in the
+database instead (``accounts.models.SignInLog``), across processes still. The fall-back is logged once per
 outage, and again when Redis answers.
 """
 
@@ -18,8 +19,9 @@ logger = logging.getLogger(__name__)
 class LocalFallback:
     """The stand-in for one use (``what``, in the log): :attr:`cache`, and the log of its state."""
 
-    def __init__(self, what: str) -> None:
+    def __init__(self, what: str, instead: str = "per process") -> None:
         self.what = what
+        self.instead = instead
         self.cache = LocMemCache(f"gputco-fallback-{what}", {"OPTIONS": {"MAX_ENTRIES": 10_000}})
         self.degraded = False
         self._lock = threading.Lock()
@@ -30,10 +32,11 @@ class LocalFallback:
             if not self.degraded:
                 self.degraded = True
                 logger.warning(
-                    "Redis does not answer (%s: %s): %s counted per process until it does",
+                    "Redis does not answer (%s: %s): %s counted %s until it does",
                     type(exc).__name__,
                     exc,
                     self.what,
+                    self.instead,
                 )
         return self.cache
 

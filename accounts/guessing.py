@@ -9,11 +9,11 @@ running side by side cannot slip past the limit between the check and the count)
 when the password was right: what stays counted are the failures. A success also forgets the
 account's earlier failures (the address's stay).
 
-The counts are sliding logs in the cache: with Redis one sorted set per account and per address,
-checked and written by one script (atomic across processes); with another cache (the embedded
-default's, per process) a list under a lock. While Redis does not answer, the same lists in a
-cache of the process's own (``accounts.fallback``): the limits hold per process, and signing in
-keeps working.
+The counts are sliding logs: with Redis one sorted set per account and per address, checked and
+written by one script (atomic across processes); without Redis (the embedded default, or while
+Redis does not answer, ``accounts.fallback`` logging the outage) one ``SignInLog`` row per account
+and per address in the database, checked and written under the rows' locks, so the limits hold
+across every process either way, and signing in keeps working.
 """
 
 from __future__ import annotations
@@ -22,16 +22,19 @@ import hashlib
 import ipaddress
 import math
 import secrets
-import threading
 import time
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
+from django.db import transaction
+from django.utils import timezone
 from redis import RedisError
 
 from .fallback import LocalFallback
+from .models import SignInLog
 
 KEY_PREFIX = "sign-in-failures"
 
@@ -60,8 +63,7 @@ end
 return '0'
 """
 _scripts: dict[int, Any] = {}
-_lock = threading.Lock()
-FALLBACK = LocalFallback("failed sign-ins")
+FALLBACK = LocalFallback("failed sign-ins", instead="in the database")
 
 
 def clock() -> float:
@@ -127,18 +129,18 @@ def _redis_script() -> Any:
 
 @dataclass
 class Attempt:
-    """A sign-in attempt that was let through and is counted until :meth:`succeeded`; ``local``
-    is the per-process cache it was counted in (``None``: in Redis)."""
+    """A sign-in attempt that was let through and is counted until :meth:`succeeded`, in Redis or
+    (``in_database``) in the ``SignInLog`` rows."""
 
     keys: list[str]
     member: str
-    local: Any = None
+    in_database: bool = False
 
     def succeeded(self) -> None:
         """The password was right: the account's failures are forgotten, and this attempt no
         longer counts against the address."""
         account, address = self.keys
-        if self.local is None:
+        if not self.in_database:
             try:
                 client = cache.redis_client()  # type: ignore[attr-defined]
                 client.delete(cache.make_and_validate_key(account))
@@ -146,10 +148,41 @@ class Attempt:
             except RedisError as exc:  # the counts wait in Redis for their window to pass
                 FALLBACK.failed(exc)
             return
-        with _lock:
-            self.local.delete(account)
-            log = [entry for entry in self.local.get(address, []) if entry[1] != self.member]
-            self.local.set(address, log, settings.SIGN_IN_WINDOW_SECONDS)
+        with transaction.atomic():
+            SignInLog.objects.filter(key=account).delete()
+            row = SignInLog.objects.select_for_update().filter(key=address).first()
+            if row is not None:
+                row.entries = [entry for entry in row.entries if entry[1] != self.member]
+                row.save(update_fields=["entries", "updated"])
+
+
+def _database_begin(keyed: list[tuple[str, int]], now: float, member: str) -> float:
+    """Check and count an attempt in the ``SignInLog`` rows of ``keyed`` (locked in one order, so
+    attempts side by side in any processes count one after the other); the wait before another
+    attempt may start, 0 when this one was counted."""
+    window = float(settings.SIGN_IN_WINDOW_SECONDS)
+    keys = sorted(key for key, _limit in keyed)
+    with transaction.atomic():
+        SignInLog.objects.bulk_create([SignInLog(key=key) for key in keys], ignore_conflicts=True)
+        rows = {
+            row.key: row
+            for row in SignInLog.objects.select_for_update().filter(key__in=keys).order_by("key")
+        }
+        wait = 0.0
+        for key, limit in keyed:
+            log = [entry for entry in rows[key].entries if entry[0] > now - window]
+            rows[key].entries = log
+            if len(log) >= limit:
+                wait = max(wait, log[len(log) - limit][0] + window - now)
+        if wait > 0:
+            return wait
+        for key in keys:
+            rows[key].entries = [*rows[key].entries, [now, member]]
+            rows[key].save(update_fields=["entries", "updated"])
+    if secrets.randbelow(100) == 0:  # now and then, the logs of keys quiet for a window
+        quiet = timezone.now() - timedelta(seconds=window)
+        SignInLog.objects.filter(updated__lt=quiet).delete()
+    return 0.0
 
 
 def attempt_begin(*, username: str, remote_addr: str | None) -> Attempt:
@@ -162,7 +195,6 @@ def attempt_begin(*, username: str, remote_addr: str | None) -> Attempt:
     keyed = _keys(username, remote_addr)
     keys = [key for key, _limit in keyed]
     script = _redis_script()
-    local: Any = cache
     if script is not None:
         try:
             wait = float(
@@ -171,24 +203,14 @@ def attempt_begin(*, username: str, remote_addr: str | None) -> Attempt:
                     args=[repr(now), window, member, *(limit for _key, limit in keyed)],
                 )
             )
-        except RedisError as exc:  # counted in this process until Redis is back
-            local = FALLBACK.failed(exc)
+        except RedisError as exc:  # counted in the database until Redis is back
+            FALLBACK.failed(exc)
         else:
             FALLBACK.answered()
             if wait > 0:
                 raise TooManyFailures(wait)
             return Attempt(keys, member)
-    with _lock:
-        logs = local.get_many(keys)
-        wait = 0.0
-        for key, limit in keyed:
-            log = [entry for entry in logs.get(key, []) if entry[0] > now - window]
-            logs[key] = log
-            if len(log) >= limit:
-                wait = max(wait, log[len(log) - limit][0] + window - now)
-        if wait > 0:
-            raise TooManyFailures(wait)
-        local.set_many(
-            {key: [*logs[key], (now, member)] for key in keys}, timeout=math.ceil(window)
-        )
-    return Attempt(keys, member, local)
+    wait = _database_begin(keyed, now, member)
+    if wait > 0:
+        raise TooManyFailures(wait)
+    return Attempt(keys, member, in_database=True)

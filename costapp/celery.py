@@ -8,7 +8,9 @@ import os
 from typing import Any
 
 from celery import Celery
-from celery.signals import task_postrun, task_prerun
+from celery.signals import celeryd_init, task_postrun, task_prerun
+from django.db.backends.signals import connection_created
+from django.dispatch import receiver
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "costapp.settings")
 
@@ -34,3 +36,35 @@ def db_connections_tidy(sender: Any = None, **_kwargs: Any) -> None:
     from django.db import close_old_connections
 
     close_old_connections()
+
+
+WORKER = {"process": False}
+"""Whether this process is a Celery worker (set when the worker starts, inherited by its pool's
+processes): only a worker's database sessions carry the limits of ``worker_session_limits``."""
+
+
+@celeryd_init.connect
+def worker_mark(**_kwargs: Any) -> None:
+    WORKER["process"] = True
+
+
+@receiver(connection_created)
+def worker_session_limits(sender: Any = None, connection: Any = None, **_kwargs: Any) -> None:
+    """A worker's PostgreSQL session waits ``WORKER_LOCK_TIMEOUT_S`` at most for a lock (then
+    ``LockNotAvailable``, a ``django.db.OperationalError``: a service fault its task tries again)
+    and is ended by the server when it leaves a transaction open
+    ``WORKER_IDLE_IN_TRANSACTION_TIMEOUT_S`` (a frozen worker's locks released), so no worker
+    waits on another without limit."""
+    if not WORKER["process"] or connection is None or connection.vendor != "postgresql":
+        return
+    from django.conf import settings
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT set_config('lock_timeout', %s, false), "
+            "set_config('idle_in_transaction_session_timeout', %s, false)",
+            [
+                f"{round(settings.WORKER_LOCK_TIMEOUT_S * 1000)}ms",
+                f"{round(settings.WORKER_IDLE_IN_TRANSACTION_TIMEOUT_S * 1000)}ms",
+            ],
+        )

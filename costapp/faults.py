@@ -1,9 +1,9 @@
 """Faults of the services the app depends on: which errors mean "a service is down", and the
 answer a request gets when one is (docs/api.md, "Basics": 503 with ``Retry-After``).
 
-A view that meets a database error (``django.db.OperationalError``, ``InterfaceError``) or a
-Redis or broker error (``redis.RedisError``, ``kombu.exceptions.OperationalError``) answers 503
-with ``Retry-After``: under ``/api/`` in the API's error format, elsewhere a plain page saying
+A view that meets a database error (``django.db.OperationalError``, ``InterfaceError``,
+``InternalError``) or a Redis or broker error (``redis.RedisError``,
+``kombu.exceptions.OperationalError``) answers 503 with ``Retry-After``: under ``/api/`` in the API's error format, elsewhere a plain page saying
 what is down (``templates/503.html``, rendered without the request's context, which would ask
 the database for the user). The error is logged with its traceback.
 """
@@ -12,6 +12,7 @@ import logging
 from collections.abc import Callable
 
 from django.db import InterfaceError as DatabaseInterfaceError
+from django.db import InternalError as DatabaseInternalError
 from django.db import OperationalError as DatabaseOperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
@@ -20,8 +21,14 @@ from redis import RedisError
 
 logger = logging.getLogger(__name__)
 
-DATABASE_ERRORS: tuple[type[Exception], ...] = (DatabaseOperationalError, DatabaseInterfaceError)
-"""The database does not answer (or dropped the connection)."""
+DATABASE_ERRORS: tuple[type[Exception], ...] = (
+    DatabaseOperationalError,
+    DatabaseInterfaceError,
+    DatabaseInternalError,
+)
+"""The database does not answer, dropped the connection, gave up a lock it could not take in
+time, or ended a session that left a transaction open too long (PostgreSQL's
+``idle_in_transaction_session_timeout``, an ``InternalError``)."""
 BROKER_ERRORS: tuple[type[Exception], ...] = (RedisError, BrokerOperationalError)
 """Redis (the cache, the block store, the task broker) does not answer."""
 SERVICE_ERRORS: tuple[type[Exception], ...] = DATABASE_ERRORS + BROKER_ERRORS

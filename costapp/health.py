@@ -55,7 +55,11 @@ def _workers_ask(queue: str) -> dict[str, Any]:
     from celery import current_app
 
     try:
-        replies = current_app.control.inspect(timeout=WORKERS_TIMEOUT_S).active_queues() or {}
+        # a connection of its own each time: one kept from before a broker restart would fail
+        # (or wait on its reconnection) after the broker answers again
+        with current_app.connection_for_write() as broker:
+            inspect = current_app.control.inspect(timeout=WORKERS_TIMEOUT_S, connection=broker)
+            replies = inspect.active_queues() or {}
     except Exception as exc:  # the broker failed between its check and this question
         return {"status": "down", "queue": queue, "workers": 0, "error": type(exc).__name__}
     count = sum(
@@ -87,12 +91,55 @@ def _workers(broker: dict[str, str]) -> dict[str, Any]:
         if seen is not None and now - seen[0] < WORKERS_CACHE_S:
             return seen[1]
         found = _workers_ask(queue)
-        _workers_seen[key] = (time.monotonic(), found)
+        if found["status"] == "ok":  # a failure is asked again at once, never kept
+            _workers_seen[key] = (time.monotonic(), found)
+        else:
+            _workers_seen.pop(key, None)
     return found
 
 
+def _runs(workers: dict[str, Any]) -> dict[str, Any]:
+    """The active runs with no sign of life (started, a unit landed, a merge's beat) for
+    ``RUN_STALL_REPORT_S``: ``stalled`` while the workers answer (a worker frozen holding a run,
+    say), ``ok`` otherwise; never the status code's concern, which is the services'."""
+    from datetime import timedelta
+
+    from django.apps import apps
+    from django.db.models import Q
+    from django.db.models.functions import Coalesce
+    from django.utils import timezone
+
+    limit = settings.RUN_STALL_REPORT_S
+    if workers["status"] != "ok":
+        return {"status": "ok", "stalled": 0, "limit_s": limit}
+    runs = apps.get_model("costapp", "SimulationRun")
+    cutoff = timezone.now() - timedelta(seconds=limit)
+    try:
+        quiet = (
+            runs.objects.filter(status__in=runs.ACTIVE)
+            .annotate(seen=Coalesce("heartbeat", "created"))
+            .filter(Q(seen__lt=cutoff))
+            .order_by("seen")
+            .values_list("pk", "seen")
+        )
+        found = list(quiet[:20])
+    except Exception as exc:
+        return {"status": "down", "error": type(exc).__name__, "limit_s": limit}
+    if not found:
+        return {"status": "ok", "stalled": 0, "limit_s": limit}
+    return {
+        "status": "stalled",
+        "stalled": len(found),
+        "runs": [pk for pk, _seen in found],
+        "longest_s": round((timezone.now() - found[0][1]).total_seconds()),
+        "limit_s": limit,
+    }
+
+
 def health_report() -> dict:
-    """``{"status": "ok"|"degraded", "database": {...}, "broker": {...}, "workers": {...}}``."""
+    """``{"status": "ok"|"degraded", "database": {...}, "broker": {...}, "workers": {...},
+    "runs": {...}}``: the status is the three services'; ``runs`` says whether runs are
+    stalled while they answer (``_runs``)."""
     database, broker = _database(), _broker()
     workers = _workers(broker)
     ok = all(part["status"] == "ok" for part in (database, broker, workers))
@@ -101,4 +148,5 @@ def health_report() -> dict:
         "database": database,
         "broker": broker,
         "workers": workers,
+        "runs": _runs(workers) if database["status"] == "ok" else {"status": "unknown"},
     }

@@ -252,3 +252,27 @@ class RunLink(models.Model):
 
     def __str__(self) -> str:
         return f"link {self.pk} to run {self.run_id}"
+
+
+class RunRequest(models.Model):
+    """A run started with an ``Idempotency-Key`` header: the same user's same key within
+    ``RUN_IDEMPOTENCY_HOURS`` answers with this run instead of starting another, so a client may
+    send the start of a run again after losing the answer."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="run_requests"
+    )
+    key = models.CharField(max_length=255)
+    scenario = models.ForeignKey(Scenario, on_delete=models.CASCADE, related_name="run_requests")
+    run = models.ForeignKey(
+        SimulationRun, on_delete=models.CASCADE, null=True, related_name="requests"
+    )
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "key"], name="run_request_one_per_key")
+        ]
+
+    def __str__(self) -> str:
+        return f"run request {self.key!r} of user {self.user_id}"

@@ -5,6 +5,7 @@ tasks run in-process. ``DATABASE_URL`` switches to PostgreSQL, ``REDIS_URL`` to 
 workers. Every variable is listed in README.md and .env.example.
 """
 
+import ipaddress
 import secrets
 from datetime import timedelta
 from pathlib import Path
@@ -58,6 +59,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # X-Forwarded-Proto heard from the proxies TRUSTED_PROXIES names only (costapp/proxies.py).
+    "costapp.proxies.ForwardedProtoMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # A view meeting a database or Redis error answers 503 with Retry-After (costapp/faults.py).
     "costapp.faults.ServiceFaultMiddleware",
@@ -153,6 +156,12 @@ SIGN_IN_WINDOW_SECONDS = env.int("SIGN_IN_WINDOW_SECONDS", default=15 * 60)
 
 # Security: production settings pass `manage.py check --deploy`.
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# The addresses (or networks) of the proxies whose X-Forwarded-Proto is believed; the header is
+# dropped from every other client (costapp/proxies.py). Default: a proxy on this host.
+TRUSTED_PROXIES = [  # each checked here: a typo stops the start, not a request
+    str(ipaddress.ip_network(entry, strict=False))
+    for entry in env.list("TRUSTED_PROXIES", default=["127.0.0.1", "::1"])
+]
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=not DEBUG)
 SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=not DEBUG)
@@ -222,6 +231,17 @@ RUN_BLOCKS_PER_TASK = env.int("RUN_BLOCKS_PER_TASK", default=25)
 RUN_STALE_AFTER_S = env.int("RUN_STALE_AFTER_S", default=60)
 # How often beat looks for such runs [s].
 RUN_STALE_CHECK_S = env.int("RUN_STALE_CHECK_S", default=15)
+# A worker's database session waits this long for a lock before giving up, the task then tried
+# again like one that met a lost broker [s]; and a transaction left open this long by a worker
+# that froze (a paused container, a stalled VM) is ended by PostgreSQL, its locks released [s].
+WORKER_LOCK_TIMEOUT_S = env.float("WORKER_LOCK_TIMEOUT_S", default=5.0)
+WORKER_IDLE_IN_TRANSACTION_TIMEOUT_S = env.float(
+    "WORKER_IDLE_IN_TRANSACTION_TIMEOUT_S", default=60.0
+)
+# How long an Idempotency-Key on the start of a run answers with the run it first started [h].
+RUN_IDEMPOTENCY_HOURS = env.int("RUN_IDEMPOTENCY_HOURS", default=24)
+# /healthz names the active runs with no sign of life for this long while workers answer [s].
+RUN_STALL_REPORT_S = env.int("RUN_STALL_REPORT_S", default=90)
 # A task whose pool process died (killed, out of memory) goes back to the queue at once.
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 # The Celery queue of every task of the run pipeline, beat's requeue included (empty: the default

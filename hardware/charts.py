@@ -10,6 +10,7 @@ result (``costapp.charts``) are built with the same parts.
 from __future__ import annotations
 
 import functools
+import html
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -67,9 +68,36 @@ def series_color(index: int) -> str:
     return COLORS[index % len(COLORS)]
 
 
+MARKUP_KEPT = ("<br>", "<extra>", "</extra>")
+"""The only tags of Plotly's HTML subset the figures use: a line break, and a hover label's
+trace box. Every other ``<``, ``>`` and ``&`` of a figure is text."""
+
+
+def plain_text(text: str) -> str:
+    """``text`` as Plotly shows it, never as its HTML subset: ``<``, ``>`` and ``&`` written as
+    entities (a name ``<a href="...">`` reads as typed and links nowhere), the tags of
+    ``MARKUP_KEPT`` left as they are."""
+    escaped = html.escape(text, quote=False)
+    if "&lt;" in escaped:
+        for tag in MARKUP_KEPT:
+            escaped = escaped.replace(html.escape(tag, quote=False), tag)
+    return escaped
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, str):
+        return plain_text(value)
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    return value
+
+
 def figure_json(figure: go.Figure) -> dict[str, Any]:
-    """The figure as plain JSON data (lists, numbers, strings)."""
-    data: dict[str, Any] = json.loads(pio.to_json(figure, validate=False))
+    """The figure as plain JSON data (lists, numbers, strings), every string of it, the names a
+    user or a feed wrote among them, plain text to Plotly (``plain_text``)."""
+    data: dict[str, Any] = _plain(json.loads(pio.to_json(figure, validate=False)))
     return data
 
 

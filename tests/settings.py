@@ -43,3 +43,7 @@ API_PAGE_CACHE_SECONDS = 0
 # started with RUN_MERGE_PAUSE_FILE pauses the first merge that finds that file.
 RUN_MERGE_PAUSE_FILE = os.environ.get("RUN_MERGE_PAUSE_FILE", "")
 RUN_MERGE_PAUSE_S = float(os.environ.get("RUN_MERGE_PAUSE_S", "60"))
+# ... and RUN_BLOCK_PAUSE_FILE the first block task that finds it, its run's row locked
+# (costapp.runs.merging.block_pause_point).
+RUN_BLOCK_PAUSE_FILE = os.environ.get("RUN_BLOCK_PAUSE_FILE", "")
+RUN_BLOCK_PAUSE_S = float(os.environ.get("RUN_BLOCK_PAUSE_S", "60"))

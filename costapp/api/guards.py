@@ -3,6 +3,7 @@
 - a body declared over ``DATA_UPLOAD_MAX_MEMORY_SIZE`` is refused unread with 413;
 - a NUL in the path or in a query parameter is a 400 naming it (the path value by its name in the
   URL pattern, such as ``slug``), before any database sees it;
+- a query parameter given more than once is a 400 naming it (each takes one value);
 - a query string Django refuses (too many fields) is a 400;
 - and any 4xx answer that is not JSON already (Django's own pages for a bad request, say) is
   turned into the API's error format, its headers kept.
@@ -53,7 +54,10 @@ def path_problem(request: HttpRequest) -> tuple[str, str] | None:
 
 
 def query_problem(request: HttpRequest) -> tuple[str | None, str] | None:
-    """(field, message) when a query parameter's name or value holds a NUL."""
+    """(field, message) when a query parameter's name or value holds a NUL, or a parameter is
+    given more than once: every query parameter of the API takes one value (a list, such as
+    ``ordering``'s keys, is one value, comma-separated), so a repeated one is refused rather than
+    read as its last value."""
     for name, values in request.GET.lists():
         problem = text_problem(name)
         if problem is not None:
@@ -62,6 +66,11 @@ def query_problem(request: HttpRequest) -> tuple[str | None, str] | None:
             problem = text_problem(value)
             if problem is not None:
                 return name, f"the query parameter {problem}"
+        if len(values) > 1:
+            return name, (
+                f"is given {len(values)} times; give it once (where it takes a list, as "
+                "ordering does, its items comma-separated in one value)"
+            )
     return None
 
 

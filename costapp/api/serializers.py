@@ -7,7 +7,7 @@ from rest_framework import serializers
 from costapp.api.parsers import scenario_error_detail
 from costapp.models import Scenario, SimulationRun
 from costapp.scenarios import services
-from costapp.tco import ScenarioError
+from costapp.tco import ScenarioError, hidden_characters_error
 
 MAX_SEED = 2**63 - 1
 MAX_PATHS = 100_000
@@ -49,6 +49,11 @@ class ScenarioSerializer(serializers.HyperlinkedModelSerializer):
             "created": {"help_text": "when the scenario was saved first [UTC]"},
             "updated": {"help_text": "when the scenario was last changed [UTC]"},
         }
+
+    def validate_name(self, value: str) -> str:
+        if hidden := hidden_characters_error(value):
+            raise serializers.ValidationError(hidden)
+        return value
 
     def get_runs(self, scenario: Scenario) -> str:
         """The URL listing this scenario's runs."""

@@ -11,9 +11,16 @@ import json
 from typing import Any
 
 import django_filters
+from django import forms
+from django.contrib.auth.models import User
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_field,
+)
 from rest_framework import mixins, renderers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import APIException, NotFound, PermissionDenied, ValidationError
@@ -33,7 +40,7 @@ from costapp.api.serializers import (
 )
 from costapp.models import Scenario, SimulationRun
 from costapp.reports.risk import budget_parse, risk_document
-from costapp.runs import exports, pipeline
+from costapp.runs import exports, pipeline, requests
 from costapp.runs.store import BrokerUnavailable
 from costapp.scenarios import selectors, services
 from costapp.tco import ScenarioError
@@ -94,6 +101,16 @@ class ScenarioViewSet(viewsets.ModelViewSet):
 
     @extend_schema(
         request=RunCreateSerializer,
+        parameters=[
+            OpenApiParameter(
+                requests.KEY_HEADER,
+                OpenApiTypes.STR,
+                OpenApiParameter.HEADER,
+                description="any unique string (a UUID): the same key sent again by the same "
+                "user within RUN_IDEMPOTENCY_HOURS answers with the run it first started "
+                "(header Idempotent-Replayed: true) instead of starting another",
+            )
+        ],
         responses={202: RunSerializer, 503: OpenApiResponse(description="broker unreachable")},
     )
     @action(detail=True, methods=["post"], url_path="runs")
@@ -103,27 +120,51 @@ class ScenarioViewSet(viewsets.ModelViewSet):
         _owned(request, scenario, "run it")
         body = RunCreateSerializer(data=request.data)
         body.is_valid(raise_exception=True)
+        options = {
+            "scenario": scenario,
+            "seed": body.validated_data.get("seed"),
+            "paths": body.validated_data.get("paths"),
+            "reprice": body.validated_data["reprice"],
+        }
+        key = request.headers.get(requests.KEY_HEADER)
+        replayed = False
         try:
-            run = pipeline.run_create(
-                scenario=scenario,
-                seed=body.validated_data.get("seed"),
-                paths=body.validated_data.get("paths"),
-                reprice=body.validated_data["reprice"],
-            )
+            if key is None:
+                run = pipeline.run_create(**options)
+            else:
+                user = request.user
+                assert isinstance(user, User)  # an analyst owning the scenario
+                run, started = requests.run_start_once(user=user, key=key, **options)
+                replayed = not started
+        except requests.KeyRefused as exc:
+            raise ValidationError({requests.KEY_HEADER: [str(exc)]}) from None
         except ScenarioError as exc:
             raise ValidationError(scenario_error_detail(exc.errors, prefix="document")) from None
         except BrokerUnavailable as exc:
             return broker_unavailable_response(exc)
         data = RunSerializer(run, context=self.get_serializer_context()).data
-        return Response(
-            data,
-            status=status.HTTP_202_ACCEPTED,
-            headers={"Location": reverse("run-detail", args=[run.pk], request=request)},
-        )
+        headers = {"Location": reverse("run-detail", args=[run.pk], request=request)}
+        if replayed:
+            headers["Idempotent-Replayed"] = "true"
+        return Response(data, status=status.HTTP_202_ACCEPTED, headers=headers)
+
+
+ROW_ID_MAX = 2**63 - 1
+"""The largest id a row can have (a 64-bit key on PostgreSQL and SQLite alike)."""
+
+
+@extend_schema_field(OpenApiTypes.INT)
+class RowIdFilter(django_filters.NumberFilter):
+    """A row's id: a whole number from 1 to ``ROW_ID_MAX`` (anything else a 400 at the field)."""
+
+    field_class = forms.IntegerField
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(min_value=1, max_value=ROW_ID_MAX, **kwargs)
 
 
 class RunFilterSet(django_filters.FilterSet):
-    scenario = django_filters.NumberFilter(field_name="scenario_id")
+    scenario = RowIdFilter(field_name="scenario_id", help_text="the scenario's id")
 
     class Meta:
         model = SimulationRun

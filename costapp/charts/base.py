@@ -19,7 +19,7 @@ from hardware.charts import (
 )
 
 BAND_ALPHA = 0.18
-CHARTS_VERSION = "6"
+CHARTS_VERSION = "7"
 """The version of the figures these functions draw: part of the key a run's cached charts are
 kept under (``costapp.selectors.run_charts_cache_key``). Bump it with any change to what a chart
 shows, so a deploy never serves figures drawn by the code before it."""

@@ -12,6 +12,7 @@ import pandas as pd
 
 from costapp.models import RunRisk, SimulationRun
 from costapp.reports.categories import COST_CATEGORIES
+from hardware.cells import rows_inert, workbook_inert
 
 
 def run_monthly_rows(*, run: SimulationRun) -> list[list[Any]]:
@@ -143,16 +144,18 @@ def _risk_tables(run: SimulationRun) -> list[tuple[str, pd.DataFrame]]:
 
 
 def run_monthly_csv(*, run: SimulationRun) -> str:
-    """A succeeded run's ``monthly.csv``: the header (``MONTHLY_CSV_COLUMNS``), then the rows."""
+    """A succeeded run's ``monthly.csv``: the header (``MONTHLY_CSV_COLUMNS``), then the rows,
+    every text cell inert (``hardware.cells.cell_inert``)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(MONTHLY_CSV_COLUMNS)
-    writer.writerows(run_monthly_rows(run=run))
+    writer.writerows(rows_inert(run_monthly_rows(run=run)))
     return out.getvalue()
 
 
 def run_workbook(*, run: SimulationRun) -> bytes:
-    """The XLSX bytes of a succeeded run (pandas + openpyxl)."""
+    """The XLSX bytes of a succeeded run (pandas + openpyxl), every text cell written as inert
+    text (``hardware.cells.workbook_inert``)."""
     assert run.result is not None
     monthly = pd.DataFrame(run_monthly_rows(run=run), columns=MONTHLY_CSV_COLUMNS)
     options = pd.DataFrame(
@@ -191,4 +194,5 @@ def run_workbook(*, run: SimulationRun) -> bytes:
             )
             table.to_excel(writer, sheet_name="risk", index=False, startrow=row + 1)
             row += len(table) + 3
+        workbook_inert(writer.book)
     return out.getvalue()

@@ -147,16 +147,29 @@ def merge_pause_point(run_id: int) -> None:
     variable of that name) naming a file that exists, the first merge to get here removes the
     file, writes its process id to the same name with ``.paused`` appended, and sleeps
     ``RUN_MERGE_PAUSE_S`` (default 60) with its claim held and its heartbeat beating."""
-    pause_file = getattr(settings, "RUN_MERGE_PAUSE_FILE", "")
+    _pause_point("merge", run_id)
+
+
+def block_pause_point(run_id: int) -> None:
+    """The tests' window into a block task holding its run's row
+    (``tests/costapp/test_runs_frozen_worker.py``): as :func:`merge_pause_point`, with the
+    settings ``RUN_BLOCK_PAUSE_FILE`` and ``RUN_BLOCK_PAUSE_S``, inside the transaction that
+    stores the block, the run's row locked."""
+    _pause_point("block", run_id)
+
+
+def _pause_point(what: str, run_id: int) -> None:
+    name = what.upper()
+    pause_file = getattr(settings, f"RUN_{name}_PAUSE_FILE", "")
     if not pause_file:
         return
     try:
-        os.unlink(pause_file)  # only one merge gets it
+        os.unlink(pause_file)  # only one gets it
     except FileNotFoundError:
         return
-    seconds = float(getattr(settings, "RUN_MERGE_PAUSE_S", 60))
+    seconds = float(getattr(settings, f"RUN_{name}_PAUSE_S", 60))
     written = Path(f"{pause_file}.paused.part")
     written.write_text(f"{os.getpid()}\n")
     written.replace(f"{pause_file}.paused")  # whole when it appears
-    logger.warning("run %s: merge paused %.0f s in process %s", run_id, seconds, os.getpid())
+    logger.warning("run %s: %s paused %.0f s in process %s", run_id, what, seconds, os.getpid())
     time.sleep(seconds)

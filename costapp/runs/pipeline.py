@@ -52,6 +52,7 @@ from costapp.runs.blocks import (
 from costapp.runs.chart_cache import run_charts, run_sizing_charts
 from costapp.runs.merging import (
     MERGE_STALE_S,
+    block_pause_point,
     merge_claim,
     merge_heartbeat,
     merge_pause_point,
@@ -365,13 +366,19 @@ def run_block_execute(*, run_id: int, kind: str, unit: int, task_id: str | None 
     except Exception as exc:
         run_fail(run_id=run_id, error=f"{kind} unit {unit} failed: {type(exc).__name__}: {exc}")
         return
+    # kept before the run's row is locked: no Redis round trip while the lock is held
+    kept = (
+        None
+        if payload is None
+        else payload_keep(run_id=run_id, kind=kind, unit=unit, payload=payload)
+    )
     with transaction.atomic():
         locked = _locked(run_id, "status", "progress", "heartbeat")
         if locked is None or locked.status != Status.RUNNING:
             logger.info("run %s %s unit %s: dropped (run ended)", run_id, kind, unit)
             return
-        if payload is not None:
-            kept = payload_keep(run_id=run_id, kind=kind, unit=unit, payload=payload)
+        block_pause_point(run_id)
+        if kept is not None:
             RunBlock.objects.bulk_create(
                 [RunBlock(run_id=run_id, kind=kind, unit=unit, payload=kept)],
                 ignore_conflicts=True,
@@ -592,7 +599,11 @@ def runs_requeue_stale(*, stale_after: timedelta) -> list[int]:
     )
     for run_id in candidates.values_list("pk", flat=True):
         with transaction.atomic():
-            run = _locked(run_id)
+            # a row locked now is being worked on, or held by a frozen worker until the
+            # database ends its session: left for the next look, never waited on
+            run = (
+                SimulationRun.objects.select_for_update(skip_locked=True).filter(pk=run_id).first()
+            )
             if run is None or run.status not in SimulationRun.ACTIVE:
                 continue
             run.heartbeat = run.resumed = timezone.now()

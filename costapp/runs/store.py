@@ -8,6 +8,7 @@ import logging
 from typing import Any
 
 from django.conf import settings
+from django.db import transaction
 from django.utils import timezone
 
 from costapp.celery import app as celery_app
@@ -148,9 +149,11 @@ def payloads_fetch(
 
 
 def blocks_drop(run: SimulationRun) -> None:
-    """Forget a run's block results (rows and, with Redis, their payloads)."""
+    """Forget a run's block results: the rows now, and with Redis their payloads once the
+    transaction commits (never a Redis round trip while the caller holds the run's row; a
+    payload Redis does not drop then expires after ``BLOCK_PAYLOAD_TTL_S``)."""
+    run.blocks.all().delete()
     if settings.REDIS_URL:
         keys = [_payload_key(run.pk, kind, unit) for kind, unit, _blocks in run.units]
         if keys:
-            _redis().delete(*keys)
-    run.blocks.all().delete()
+            transaction.on_commit(lambda: _redis().delete(*keys), robust=True)

@@ -338,8 +338,11 @@ def scenario_catalog_refs(
         token_price = option.get("token_price")
         if isinstance(token_price, dict):
             seller, model = token_price.get("provider"), token_price.get("model")
-            known = (seller, model) in token_prices
-            if isinstance(seller, str) and isinstance(model, str) and not known:
+            if (
+                isinstance(seller, str)
+                and isinstance(model, str)
+                and (seller, model) not in token_prices
+            ):
                 price = token_price_entry(seller, model)
                 if price is not None:
                     token_prices[(seller, model)] = price

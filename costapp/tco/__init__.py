@@ -40,7 +40,7 @@ from .engine import (
     simulate,
     simulate_normalized,
 )
-from .errors import FieldError, ScenarioError, escape_text
+from .errors import FieldError, ScenarioError, escape_text, hidden_characters_error
 from .jsonio import MAX_DOCUMENT_BYTES, loads
 from .montecarlo import (
     BLOCK_PATHS,
@@ -139,6 +139,7 @@ __all__ = [
     "cost_curves",
     "fit_gpus",
     "escape_text",
+    "hidden_characters_error",
     "loads",
     "normalize",
     "plan_build",

@@ -16,6 +16,30 @@ _ESCAPED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 """Control and format characters, lone surrogates, unassigned code points, line separators."""
 
 
+HIDDEN_CHARACTERS = frozenset(
+    "\u061c\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
+    "\u2060\u2066\u2067\u2068\u2069\ufeff"
+)
+"""Characters that turn or hide text without showing themselves: the bidirectional marks,
+embeddings, overrides and isolates, and the zero-width ones. A name holding one reads otherwise
+than it is, so names refuse them."""
+
+
+def hidden_characters(text: str) -> str:
+    """The ``HIDDEN_CHARACTERS`` in ``text`` as a message's words ("U+202E, U+200B"), or ``""``
+    when it has none."""
+    found = sorted({char for char in text if char in HIDDEN_CHARACTERS})
+    return ", ".join(f"U+{ord(char):04X}" for char in found)
+
+
+def hidden_characters_error(text: str) -> str:
+    """The message refusing a name that holds ``HIDDEN_CHARACTERS``, or ``""``."""
+    found = hidden_characters(text)
+    if not found:
+        return ""
+    return f"must not contain direction overrides or invisible characters ({found})"
+
+
 def escape_text(text: str) -> str:
     r"""``text`` on one line: every control or format character, line or paragraph separator and
     lone surrogate written as an escape (a newline becomes ``\x0a``, U+2028 ``\u2028``).

@@ -17,7 +17,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from . import schema
-from .errors import FieldError, item_path, join_path
+from .errors import FieldError, hidden_characters_error, item_path, join_path
 from .schema import FieldSpec
 from .types import GpuFigures
 
@@ -128,6 +128,8 @@ class Rules:
         if spec.kind == "text":
             if not isinstance(value, str) or not value.strip():
                 return self.error(path, f"{prefix}must be a non-empty string")
+            if hidden := hidden_characters_error(value):
+                return self.error(path, f"{prefix}{hidden}")
             return value
         if spec.kind == "choice":
             if not isinstance(value, str) or value not in spec.choices:

@@ -6,6 +6,7 @@ import io
 import pandas as pd
 from django.db.models import QuerySet
 
+from ..cells import frame_inert, workbook_inert
 from ..models import InstancePrice
 
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
@@ -45,8 +46,9 @@ def price_table(rows: QuerySet[InstancePrice]) -> pd.DataFrame:
 
 
 def price_csv(table: pd.DataFrame) -> bytes:
-    """CSV with a header row; money as exact decimals, times as ISO 8601 UTC."""
-    out = table.copy()
+    """CSV with a header row; money as exact decimals, times as ISO 8601 UTC, text inert
+    (``hardware.cells.cell_inert``)."""
+    out = frame_inert(table)
     for column in TIME_COLUMNS:
         out[column] = out[column].dt.strftime("%Y-%m-%dT%H:%M:%SZ")
     return out.to_csv(index=False, lineterminator="\n").encode()
@@ -54,7 +56,8 @@ def price_csv(table: pd.DataFrame) -> bytes:
 
 def price_workbook(table: pd.DataFrame) -> bytes:
     """An .xlsx workbook: sheet ``prices``, header row frozen, an auto-filter over the table,
-    money and counts as numeric cells, times as date-time cells (UTC)."""
+    money and counts as numeric cells, times as date-time cells (UTC), text as inert text
+    (``hardware.cells.workbook_inert``)."""
     out = table.copy()
     for column in MONEY_COLUMNS:
         out[column] = out[column].astype("float64")
@@ -76,4 +79,5 @@ def price_workbook(table: pd.DataFrame) -> bytes:
             if column in TIME_COLUMNS:
                 for (cell,) in sheet.iter_rows(min_row=2, min_col=index, max_col=index):
                     cell.number_format = "yyyy-mm-dd hh:mm:ss"
+        workbook_inert(writer.book)
     return buffer.getvalue()

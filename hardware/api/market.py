@@ -79,6 +79,23 @@ class TokenPriceSerializer(CatalogSerializer):
             )
         return value
 
+    def validate(self, attrs: dict) -> dict:
+        attrs = super().validate(attrs)
+        if self.instance is not None:
+            provider = attrs.get("provider", self.instance.provider)
+            model = attrs.get("model", self.instance.model)
+            clash = TokenPrice.objects.filter(
+                provider=provider, model=model, first_seen=self.instance.first_seen
+            ).exclude(pk=self.instance.pk)
+            if clash.exists():
+                raise serializers.ValidationError(
+                    {
+                        "model": f"{provider} {model} already has a price seen first at "
+                        f"{self.instance.first_seen:%Y-%m-%d %H:%M:%S} UTC; change that one."
+                    }
+                )
+        return attrs
+
     def create(self, validated_data: dict) -> TokenPrice:
         now = timezone.now()
         return super().create({**validated_data, "first_seen": now, "last_seen": now})

@@ -25,6 +25,7 @@ class MarketObservationSerializer(serializers.ModelSerializer):
     )
     offer: serializers.PrimaryKeyRelatedField[InstanceOffer] = serializers.PrimaryKeyRelatedField(
         read_only=True,
+        allow_null=True,
         help_text="id of the catalog's offer the row was matched to; null: none [offer id]",
     )
     term_months = serializers.IntegerField(read_only=True, help_text="[months]")

@@ -114,7 +114,9 @@ def test_with_redis_down_prices_current_answers_uncached(redis_down, settings, c
     assert response.status_code == 200 and response.json()["count"] > 0
 
 
-def test_with_redis_down_signing_in_works_and_guessing_is_limited_per_process(redis_down, settings):
+def test_with_redis_down_signing_in_works_and_guessing_is_limited_in_the_database(
+    redis_down, settings
+):
     settings.SIGN_IN_FAILURES_PER_ACCOUNT = 2
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     UserFactory(username="sam", roles=[VIEWER])

@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('costapp', '0008_run_merge_owner'),
+        ('costapp', '0009_run_request'),
     ]
 
     operations = [

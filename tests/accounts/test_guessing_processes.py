@@ -1,0 +1,87 @@
+"""Without Redis the sign-in limits count in the database: with two gunicorn workers, the
+eleventh wrong password for an account is refused whichever worker hears it."""
+
+import os
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import _database_url
+from tests.costapp.test_faults_services import free_port
+from tests.factories import UserFactory
+
+pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def token_post(port: int, password: str) -> int:
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/api/v1/auth/tokens/",
+        data=f'{{"username": "sam", "password": "{password}"}}'.encode(),
+        headers={"Content-Type": "application/json", "Connection": "close"},
+        method="POST",
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+@pytest.fixture
+def two_workers(postgres_database, tmp_path):
+    """gunicorn with two worker processes on the test database and no Redis; its access log
+    names the worker (process id) that answered each request."""
+    port, log = free_port(), tmp_path / "access.log"
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.settings",
+        "DATABASE_URL": _database_url(postgres_database),
+        "REDIS_URL": "",
+    }
+    server = subprocess.Popen(
+        [
+            sys.executable, "-m", "gunicorn", "costapp.wsgi:application",
+            "--workers", "2", "--bind", f"127.0.0.1:{port}",
+            "--access-logfile", str(log), "--access-logformat", "%(p)s %(s)s",
+        ],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=30)
+            break
+        except OSError:  # not listening yet
+            time.sleep(0.5)
+    yield port, log
+    server.terminate()
+    server.wait(timeout=30)
+
+
+def test_the_eleventh_wrong_password_is_refused_by_either_worker(two_workers, settings):
+    port, log = two_workers
+    UserFactory(username="sam", password="right horse battery")
+    answers = [token_post(port, f"wrong {n}") for n in range(10)]
+    assert answers == [401] * 10
+    refused = [token_post(port, "wrong again") for _ in range(6)]
+    refused.append(token_post(port, "right horse battery"))
+    assert refused == [429] * 7
+    lines = [line.split() for line in log.read_text().splitlines()]
+    by_status: dict[str, set[str]] = {}
+    for pid, status in lines:
+        by_status.setdefault(status, set()).add(pid)
+    assert len(by_status["401"] | by_status["429"]) == 2, lines  # both workers heard attempts
+    more = 0
+    while len(by_status["429"]) < 2 and more < 20:  # until each worker has refused one
+        assert token_post(port, "wrong") == 429
+        more += 1
+        lines = [line.split() for line in log.read_text().splitlines()]
+        by_status["429"] = {pid for pid, status in lines if status == "429"}
+    assert len(by_status["429"]) == 2, lines

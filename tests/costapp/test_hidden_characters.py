@@ -1,0 +1,79 @@
+"""Names that read otherwise than they are (direction overrides, zero-width characters) are
+refused at their field, in a scenario's name and every name of its document."""
+
+import pytest
+
+from costapp.models import Scenario
+from costapp.tco import hidden_characters_error
+
+from .runs_helpers import analyst, post_json, scenario_document
+
+pytestmark = pytest.mark.django_db
+
+RLO = "invoice\u202egpj.exe"
+ZERO_WIDTH = "H100\u200b fleet"
+
+
+def test_the_rule_names_each_hidden_character():
+    assert hidden_characters_error("H100 fleet — 64 × GPUs, 東京") == ""
+    assert hidden_characters_error(RLO) == (
+        "must not contain direction overrides or invisible characters (U+202E)"
+    )
+    assert "U+200B" in hidden_characters_error(ZERO_WIDTH)
+    assert "U+2066" in hidden_characters_error("a\u2066b\u2069") and "U+FEFF" in (
+        hidden_characters_error("\ufeffname")
+    )
+
+
+def test_the_api_refuses_them_at_each_field_and_stores_nothing(client, catalog):
+    client.force_login(analyst("alice"))
+    document = scenario_document()
+    document["options"][0]["name"] = RLO
+    document["workloads"][0]["name"] = ZERO_WIDTH
+    response = post_json(client, "/api/v1/scenarios/", {"name": RLO, "document": document})
+    assert response.status_code == 400
+    errors = {e["field"]: e["message"] for e in response.json()["errors"]}
+    assert errors["name"].endswith("(U+202E)"), errors
+    document_errors = {
+        e["field"]: e["message"]
+        for e in post_json(
+            client, "/api/v1/scenarios/", {"name": "fleet", "document": document}
+        ).json()["errors"]
+    }
+    assert document_errors == {
+        "document.workloads[0].name": "must not contain direction overrides or invisible "
+        "characters (U+200B)",
+        "document.options[0].name": "must not contain direction overrides or invisible "
+        "characters (U+202E)",
+    }
+    assert Scenario.objects.count() == 0
+    document["options"][0]["name"] = "rent"
+    document["workloads"][0]["name"] = "fleet"
+    assert (
+        post_json(client, "/api/v1/scenarios/", {"name": "fleet", "document": document}).status_code
+        == 201
+    )
+
+
+def test_the_catalog_api_refuses_them_at_each_field(db):
+    from rest_framework.test import APIClient
+
+    from accounts.roles import CATALOG_EDITOR
+    from accounts.services import token_create
+    from hardware.models import Provider
+    from tests.factories import UserFactory
+
+    editor = UserFactory(username="ed", roles=[CATALOG_EDITOR])
+    api = APIClient(HTTP_AUTHORIZATION=f"Token {token_create(user=editor)[1]}")
+    body = {"slug": "evil", "name": "Cloud\u202eduolC", "kind": "gpu-cloud"}
+    response = api.post("/api/v1/providers/", body, format="json")
+    assert response.status_code == 400, response.content
+    assert response.json()["errors"] == [
+        {
+            "field": "name",
+            "message": "must not contain direction overrides or invisible characters (U+202E)",
+        }
+    ]
+    assert not Provider.objects.filter(slug="evil").exists()
+    body["name"] = "Cloud, Inc."
+    assert api.post("/api/v1/providers/", body, format="json").status_code == 201
