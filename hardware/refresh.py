@@ -51,7 +51,7 @@ from .refresh_checks import RefreshPlan, rejected_rows, staged_egress_tiers, sta
 from .refresh_checks import refresh_plan as checks_plan
 from .refresh_lease import RefreshLease, RefreshLocked, lease_is_live, refresh_lease
 from .services import SQL_BATCH, egress_tiers_load, instance_prices_load
-from .sources.common import ParseReport, PriceRow, SourceError
+from .sources.common import ParseReport, PriceRow, SourceError, file_sha256
 from .sources.egress import EgressTierRow
 from .sources.registry import FILE, HTTP, PRICE_SOURCES, PriceSource
 
@@ -107,7 +107,9 @@ def _parse(
 
 
 def _pages_sha256(pages: Feed) -> str:
-    """One SHA-256 over all the feed's pages in order."""
+    """One SHA-256 over all the feed's pages in order (a file read in chunks)."""
+    if len(pages) == 1:
+        return file_sha256(pages[0])
     digest = hashlib.sha256()
     for page in pages:
         digest.update(page.read_bytes() if isinstance(page, Path) else page)
@@ -264,10 +266,11 @@ def refresh_run_diff(*, run: RefreshRun) -> dict[str, list[dict]]:
 
 
 def fetched_feed_refresh(
-    *, run: RefreshRun, pages: Sequence[bytes], lease: RefreshLease | None = None
+    *, run: RefreshRun, pages: Sequence[bytes | Path], lease: RefreshLease | None = None
 ) -> RefreshRun:
     """Run the pipeline on the fetched pages of a ``running`` run (the scheduled refresh, under
-    the source's ``lease``); the prices it writes name the feed's URL as their source.
+    the source's ``lease``), or on the file a spooled feed was written to; the prices it writes
+    name the feed's URL as their source.
     """
     return _refresh(
         source=run.source,

@@ -305,7 +305,7 @@ def test_a_fetched_gcp_listing_parses_by_source_name(feed_server, catalog):
 def test_an_unknown_source_a_file_format_given_pages_or_no_pages_is_refused(catalog):
     with pytest.raises(RefreshError, match="unknown source 'nope'"):
         _parse(source="nope", pages=[b"{}"], provider="aws")
-    with pytest.raises(RefreshError, match="aws feeds are read from files"):
-        _parse(source="aws", pages=[b"{}"], provider="aws")
+    with pytest.raises(RefreshError, match="aws-pricing-api feeds are read from files"):
+        _parse(source="aws-pricing-api", pages=[b"{}"], provider="aws")
     with pytest.raises(SourceError, match="azure: no pages to parse"):
         _parse(source="azure", pages=[], provider="azure")
