@@ -24,3 +24,10 @@ def plain_decimal(value: Decimal | None) -> str:
 def confidence(price: InstancePrice) -> PriceConfidence:
     """A price's confidence and its reasons (``hardware.confidence.price_confidence``)."""
     return price_confidence(price)
+
+
+@register.filter
+def confidence_label(price: InstancePrice) -> str:
+    """A price's confidence in a few words: "Medium confidence (marketplace)"."""
+    judged = price_confidence(price)
+    return f"{judged.label} ({', '.join(judged.short)})" if judged.short else judged.label
