@@ -49,9 +49,9 @@ from .models import (
 )
 from .refresh_checks import RefreshPlan, rejected_rows, staged_egress_tiers, staged_rows
 from .refresh_checks import refresh_plan as checks_plan
-from .refresh_lease import RefreshLease, RefreshLocked, lease_is_live, refresh_lease
+from .refresh_lease import RefreshLease, RefreshLocked, lease_is_live, lease_name, refresh_lease
 from .services import SQL_BATCH, egress_tiers_load, instance_prices_load
-from .sources.common import ParseReport, PriceRow, SourceError
+from .sources.common import ParseReport, PriceRow, SourceError, file_sha256
 from .sources.egress import EgressTierRow
 from .sources.registry import FILE, HTTP, PRICE_SOURCES, PriceSource
 
@@ -107,7 +107,9 @@ def _parse(
 
 
 def _pages_sha256(pages: Feed) -> str:
-    """One SHA-256 over all the feed's pages in order."""
+    """One SHA-256 over all the feed's pages in order (a file read in chunks)."""
+    if len(pages) == 1:
+        return file_sha256(pages[0])
     digest = hashlib.sha256()
     for page in pages:
         digest.update(page.read_bytes() if isinstance(page, Path) else page)
@@ -131,8 +133,9 @@ def price_refresh(*, source: str, paths: Feed, provider: str, dry_run: bool = Fa
         return trial
     run: RefreshRun | None = None
     try:
-        with refresh_lease(source=source) as lease:
-            refresh_runs_stopped_fail(source=source, found_by=f"the next refresh of {source}")
+        lock = lease_name(source=source, provider=provider)
+        with refresh_lease(source=lock) as lease:
+            refresh_runs_stopped_fail(source=lock, found_by=f"the next refresh of {lock}")
             names = [p.name if isinstance(p, Path) else f"{source} page" for p in paths]
             run = refresh_run_start(source=source, provider=provider, feed_name=", ".join(names))
             return _refresh(source=source, pages=paths, provider=provider, run=run, lease=lease)
@@ -163,12 +166,22 @@ def refresh_database_failure(run: RefreshRun | None, exc: Exception) -> RefreshD
     return RefreshDatabaseError(f"database error: {reason}; run {run.pk} failed")
 
 
+def _running_under(lock: str) -> list[RefreshRun]:
+    """The ``running`` runs written under the lease named ``lock``."""
+    return [
+        run
+        for run in RefreshRun.objects.filter(status=RefreshStatus.RUNNING).order_by("pk")
+        if lease_name(source=run.source, provider=run.provider) == lock
+    ]
+
+
 def refresh_runs_stopped_fail(*, source: str, found_by: str) -> list[int]:
-    """Fail every run of ``source`` still ``running`` and remove its staged rows; the caller
-    holds the source's lease, so none of them is alive (every run is written under it)."""
+    """Fail every run still ``running`` under the lease named ``source`` (``lease_name``) and
+    remove its staged rows; the caller holds that lease, so none of them is alive (every run is
+    written under it)."""
     now = timezone.now()
     failed = []
-    for run in RefreshRun.objects.filter(source=source, status=RefreshStatus.RUNNING):
+    for run in _running_under(source):
         run.staged_prices.all().delete()
         why = (
             "stopped without finishing (its process ended or lost the database, and its lease "
@@ -183,8 +196,12 @@ def refresh_runs_sweep() -> list[int]:
     """Beat's sweep: fail the runs that stopped without finishing, of every source whose lease
     lapsed (a live holder's runs are left alone); the ids of the runs failed."""
     failed: list[int] = []
-    sources = RefreshRun.objects.filter(status=RefreshStatus.RUNNING).order_by()
-    for source in sorted(set(sources.values_list("source", flat=True))):
+    running = RefreshRun.objects.filter(status=RefreshStatus.RUNNING).order_by()
+    locks = {
+        lease_name(source=source, provider=provider)
+        for source, provider in running.values_list("source", "provider")
+    }
+    for source in sorted(locks):
         if lease_is_live(source=source):
             continue
         try:
@@ -264,10 +281,11 @@ def refresh_run_diff(*, run: RefreshRun) -> dict[str, list[dict]]:
 
 
 def fetched_feed_refresh(
-    *, run: RefreshRun, pages: Sequence[bytes], lease: RefreshLease | None = None
+    *, run: RefreshRun, pages: Sequence[bytes | Path], lease: RefreshLease | None = None
 ) -> RefreshRun:
     """Run the pipeline on the fetched pages of a ``running`` run (the scheduled refresh, under
-    the source's ``lease``); the prices it writes name the feed's URL as their source.
+    the source's ``lease``), or on the file a spooled feed was written to; the prices it writes
+    name the feed's URL as their source.
     """
     return _refresh(
         source=run.source,
@@ -449,8 +467,9 @@ def refresh_run_approve(*, run_id: int) -> RefreshRun:
     held with the new diff and reasons, to be reviewed again. Raise ``RefreshLocked`` while
     another refresh of the source runs.
     """
-    source = RefreshRun.objects.values_list("source", flat=True).get(pk=run_id)
-    with refresh_lease(source=source) as lease, transaction.atomic():
+    source, provider = RefreshRun.objects.values_list("source", "provider").get(pk=run_id)
+    lock = lease_name(source=source, provider=provider)
+    with refresh_lease(source=lock) as lease, transaction.atomic():
         run = RefreshRun.objects.select_for_update().get(pk=run_id)
         if run.status != RefreshStatus.HELD:
             raise RefreshError(f"refresh run {run_id} is {run.status}, not held")

@@ -11,6 +11,11 @@ same on the embedded default (SQLite, no Redis) as on PostgreSQL:
 - given back when the holder is done. A holder that dies (killed, database gone) renews it no
   more, so its lease lapses within ``PRICE_REFRESH_LEASE_SECONDS``.
 
+A lock is named by ``lease_name``: the source's own name, except that a hand refresh of the
+``skypilot`` format for a cloud that has a scheduled source of its own (``skypilot-<cloud>``)
+takes that source's lock, so the command and the schedule never refresh one cloud's prices at
+the same time.
+
 Every ``running`` run of a source is written under its lease, so whoever takes the lease knows
 that any run of that source still ``running`` stopped without finishing
 (``hardware.refresh.refresh_runs_sweep``).
@@ -28,6 +33,16 @@ from django.db.models import Q
 from django.utils import timezone
 
 from .models import RefreshLock
+from .sources.registry import PRICE_SOURCES
+
+SKYPILOT_FORMAT = "skypilot"
+
+
+def lease_name(*, source: str, provider: str) -> str:
+    """The lock a refresh of ``source`` for ``provider`` takes (module docstring)."""
+    if source == SKYPILOT_FORMAT and f"{SKYPILOT_FORMAT}-{provider}" in PRICE_SOURCES:
+        return f"{SKYPILOT_FORMAT}-{provider}"
+    return source
 
 
 class RefreshLocked(RuntimeError):

@@ -9,12 +9,16 @@
 2. fetch the feed from ``settings.PRICE_SOURCES[source]["url"]`` with the validators (ETag,
    Last-Modified) of the last run whose feed was applied or found unchanged; a ``304`` answer
    ends the run as ``unchanged`` with ``not_modified`` set (nothing downloaded);
-3. otherwise parse, stage, check, then apply or hold (``hardware.refresh``).
+3. otherwise parse, stage, check, then apply or hold (``hardware.refresh``). A ``spooled``
+   format's feed (the AWS bulk offer file, gigabytes) is written to a temporary file as it
+   arrives and parsed from it, the file removed when the run ends.
 
 A fetch that fails ends its run as ``failed`` with the reason; the catalog is untouched.
 """
 
+import tempfile
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 from django.conf import settings
 from django.db import Error as DatabaseError
@@ -94,9 +98,22 @@ def _fetch_and_refresh(source: str, url: str, lease: RefreshLease) -> FeedRefres
     run = refresh_run_start(
         source=source, provider=feed.provider, feed_name=f"{source} feed", feed_url=url_shown(url)
     )
+    with tempfile.TemporaryDirectory(prefix="price-feed-") as spool:
+        into = Path(spool) / "feed" if feed.spooled else None
+        return _fetched_refresh(run, url, validators, lease, into)
+
+
+def _fetched_refresh(
+    run: RefreshRun,
+    url: str,
+    validators: Validators,
+    lease: RefreshLease,
+    into: Path | None,
+) -> FeedRefreshOutcome:
+    source, feed = run.source, HTTP_SOURCES[run.source]
     try:
         fetched = feed_fetch(
-            url=url, validators=validators, paging=feed.paging, policy=fetch_policy()
+            url=url, validators=validators, paging=feed.paging, policy=fetch_policy(), into=into
         )
         if fetched.not_modified:
             run.etag, run.last_modified = fetched.validators.etag, fetched.validators.last_modified
@@ -105,7 +122,8 @@ def _fetch_and_refresh(source: str, url: str, lease: RefreshLease) -> FeedRefres
             return FeedRefreshOutcome(source, run.status, run.pk, not_modified=True)
         run.etag, run.last_modified = fetched.validators.etag, fetched.validators.last_modified
         run.save(update_fields=["etag", "last_modified"])
-        run = fetched_feed_refresh(run=run, pages=fetched.pages, lease=lease)
+        pages = [fetched.path] if fetched.path is not None else list(fetched.pages)
+        run = fetched_feed_refresh(run=run, pages=pages, lease=lease)
     except FetchError as exc:
         run = refresh_run_finish(run=run, status=RefreshStatus.FAILED, error=f"fetch: {exc}")
         return FeedRefreshOutcome(source, run.status, run.pk, detail=run.error)

@@ -18,7 +18,7 @@ from django.db.models import (
 )
 from django.utils import timezone
 
-from .confidence import with_confidence
+from .confidence import PriceConfidence, price_confidence, with_confidence
 from .models import (
     DedicatedQuote,
     EgressTier,
@@ -26,6 +26,7 @@ from .models import (
     InstanceOffer,
     InstancePrice,
     Provider,
+    ProviderKind,
     PurchaseQuote,
     stale_before,
 )
@@ -87,6 +88,22 @@ def providers_list() -> QuerySet[Provider]:
     (``egress_known`` reads it: no tiers means egress is unknown, not free). The order is given
     here: Django leaves ``Meta.ordering`` out of a query that groups, as the count does."""
     return Provider.objects.annotate(egress_tier_count=Count("egress_tiers")).order_by("slug", "pk")
+
+
+def marketplace_providers() -> frozenset[str]:
+    """The slugs of the providers that are marketplaces (their prices are hosts' listings)."""
+    return frozenset(
+        Provider.objects.filter(kind=ProviderKind.MARKETPLACE).values_list("slug", flat=True)
+    )
+
+
+def offer_confidences(*, provider: str, instance: str, region: str) -> dict[str, PriceConfidence]:
+    """The confidence of each current price of one offer in one region, by billing
+    (``hardware.confidence.price_confidence``)."""
+    prices = with_confidence(current_prices()).filter(
+        offer__provider__slug=provider, offer__instance_type=instance, region__code=region
+    )
+    return {price.billing: price_confidence(price) for price in prices}
 
 
 def price_standing(price: InstancePrice, *, today: date | None = None) -> dict:

@@ -26,6 +26,7 @@ from costapp.models import Scenario
 from costapp.scenarios import catalog as scenario_catalog
 from costapp.scenarios import selectors, services
 from costapp.tco import FieldError, ScenarioError, loads, schema
+from hardware.selectors import offer_confidences
 
 
 def _visible(request: HttpRequest, pk: int) -> Scenario:
@@ -47,7 +48,7 @@ def _document_text(document: Any) -> str:
 
 def _offer_standing(builder: ScenarioBuilder) -> dict[int, Any]:
     """Per option form (by its index in the formset): what the catalog says today of the offer
-    it names (prices with source, date, staleness, flags), or ``False`` when it has no current
+    it names (prices with source, date, staleness, flags, confidence), or ``False`` when it has no current
     price; options naming no offer are left out."""
     found: dict[int, Any] = {}
     for index, form in enumerate(builder.options.forms):
@@ -61,6 +62,7 @@ def _offer_standing(builder: ScenarioBuilder) -> dict[int, Any]:
             continue
         standing = terms["standing"]
         rates: dict[str, Any] = dict(terms["usd_per_gpu_hour"])
+        confidences = offer_confidences(provider=provider, instance=instance, region=region)
         found[index] = {
             "gpu": terms["gpu"],
             "gpu_confirmed": standing["gpu_confirmed"],
@@ -68,7 +70,12 @@ def _offer_standing(builder: ScenarioBuilder) -> dict[int, Any]:
             "egress_known": standing["egress_known"],
             "egress_note": standing["egress_note"],
             "prices": [
-                {"billing": billing, "usd_per_gpu_hour": rates.get(billing), **price}
+                {
+                    "billing": billing,
+                    "usd_per_gpu_hour": rates.get(billing),
+                    "confidence": confidences.get(billing),
+                    **price,
+                }
                 for billing, price in sorted(standing["prices"].items())
             ],
         }

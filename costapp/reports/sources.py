@@ -1,17 +1,27 @@
 """The result's ``sources`` as a finance lead reads them: which figure of which option, where it
 came from, when its source stated it, each flag in words, and a link to the catalog row; and the
-prices the scenario typed itself ("typed in the scenario, no source").
+prices the scenario typed itself ("typed in the scenario, no source"). A cloud offer's price
+says its confidence in words (``hardware.confidence``), judged from what the run recorded of it
+when it was created: its age, its flag, its GPU variant, its provider's egress, and whether the
+provider is a marketplace.
 
 A run made before format 1.2 recorded no sources: :func:`source_rows` then says so instead of
 calling its prices typed.
 """
 
 import re
+from collections.abc import Collection
+from datetime import date
 from typing import Any
 from urllib.parse import urlencode
 
 from django.conf import settings
 from django.urls import reverse
+from django.utils import timezone
+
+from hardware.confidence import PriceConfidence, confidence_of
+from hardware.models import ProviderKind
+from hardware.selectors import marketplace_providers
 
 FLAG_WORDS = {
     "stale": "stale: stated more than {days} days ago, it may no longer hold",
@@ -82,15 +92,65 @@ def _recorded(engine_version: str) -> bool:
         return False
 
 
-def source_rows(*, result: dict[str, Any], engine_version: str) -> dict[str, Any]:
+OFFER_PRICE_FIELDS = frozenset({"usd_per_gpu_hour", "on_demand_usd_per_gpu_hour"})
+"""The figures a cloud offer's catalog price supplies."""
+
+
+def _day(text: Any) -> date | None:
+    try:
+        return date.fromisoformat(str(text)) if text else None
+    except ValueError:
+        return None
+
+
+def offer_price_confidence(
+    *,
+    option: dict[str, Any],
+    flags: Collection[str],
+    stated_on: Any,
+    egress_unknown: bool,
+    marketplaces: Collection[str],
+    today: date,
+) -> PriceConfidence:
+    """The confidence of an offer's price as a run recorded it (``hardware.confidence``)."""
+    offer = option.get("offer")
+    provider = offer.get("provider") if isinstance(offer, dict) else None
+    return confidence_of(
+        stated_on=_day(stated_on),
+        flag=FLAG_WORDS["flagged"] if "flagged" in flags else "",
+        provider_kind=ProviderKind.MARKETPLACE if provider in marketplaces else "",
+        egress_known=not egress_unknown,
+        gpu_confirmed="unconfirmed_variant" not in flags,
+        today=today,
+    )
+
+
+def source_rows(
+    *,
+    result: dict[str, Any],
+    engine_version: str,
+    today: date | None = None,
+    marketplaces: Collection[str] | None = None,
+) -> dict[str, Any]:
     """The rows of the run page's sources table: ``sourced`` (one per ``sources`` row, in its
-    order), ``typed`` (the prices the scenario gave itself) and ``recorded`` (False for a run made
-    before sources were recorded, whose figures cannot be told apart)."""
+    order; a cloud offer's price with its ``confidence`` judged as of ``today``, the day the run
+    was created, ``marketplaces`` the providers that are marketplaces, from the catalog when not
+    given), ``typed`` (the prices the scenario gave itself) and ``recorded`` (False for a run
+    made before sources were recorded, whose figures cannot be told apart)."""
     inputs = result.get("inputs") or {}
     options = inputs.get("options") or []
+    rows = result.get("sources") or []
+    egress_unknown = {
+        str(row.get("path", "")).removesuffix(".offer")
+        for row in rows
+        if "egress_unknown" in (row.get("flags") or [])
+    }
+    if marketplaces is None:
+        marketplaces = marketplace_providers()
+    today = today or timezone.localdate()
     sourced = []
     covered: set[tuple[int, str]] = set()
-    for row in result.get("sources") or []:
+    for row in rows:
         match = _PATH.match(str(row.get("path", "")))
         index, field = (int(match[1]), match[2]) if match else (-1, str(row.get("path")))
         option = options[index] if 0 <= index < len(options) else {}
@@ -103,6 +163,16 @@ def source_rows(*, result: dict[str, Any], engine_version: str) -> dict[str, Any
             link = f"{reverse('assumptions')}#assumption-{assumption[1].split('+')[0]}"
         else:
             link = _link(option, field)
+        confidence = None
+        if field in OFFER_PRICE_FIELDS and isinstance(option.get("offer"), dict):
+            confidence = offer_price_confidence(
+                option=option,
+                flags=row.get("flags") or [],
+                stated_on=row.get("stated_on"),
+                egress_unknown=f"options[{index}]" in egress_unknown,
+                marketplaces=marketplaces,
+                today=today,
+            )
         sourced.append(
             {
                 "option": option.get("name", f"option {index + 1}"),
@@ -112,6 +182,7 @@ def source_rows(*, result: dict[str, Any], engine_version: str) -> dict[str, Any
                 "stated_on": row.get("stated_on"),
                 "flags": flag_words(list(row.get("flags") or []), row.get("stated_on")),
                 "link": link,
+                "confidence": confidence,
             }
         )
     typed = []

@@ -17,6 +17,7 @@ from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.decorators import analyst_required, role_required
@@ -170,7 +171,11 @@ def result_context(
         "formulas": CATEGORY_FORMULAS,
         "sizing": run_sizing(run=run),
         "sized_best": joint_sizing.best_beside_own(result),
-        "sources": source_rows(result=result, engine_version=run.engine_version),
+        "sources": source_rows(
+            result=result,
+            engine_version=run.engine_version,
+            today=timezone.localdate(run.created),
+        ),
         "key_columns": {
             "tokens": any(
                 o.get("all_in_usd_per_million_tokens") is not None for o in result["options"]

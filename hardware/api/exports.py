@@ -7,6 +7,7 @@ import pandas as pd
 from django.db.models import QuerySet
 
 from ..cells import frame_inert, workbook_inert
+from ..confidence import price_confidence, with_confidence
 from ..models import InstancePrice
 
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
@@ -32,12 +33,18 @@ TIME_COLUMNS = ("first_seen_utc", "last_seen_utc")
 
 
 def price_table(rows: QuerySet[InstancePrice]) -> pd.DataFrame:
-    """One row per price, in the queryset's order, with the columns of ``COLUMNS``.
+    """One row per price, in the queryset's order, with the columns of ``COLUMNS``, then its
+    ``confidence`` (``high``, ``medium``, ``low``) and ``confidence_reasons`` in words, judged
+    today (``hardware.confidence``).
 
     Money stays ``Decimal`` (exact in CSV); times are UTC.
     """
+    rows = with_confidence(rows)
     records = list(rows.values_list(*COLUMNS.values()))
     table = pd.DataFrame.from_records(records, columns=list(COLUMNS))
+    judged = {price.pk: price_confidence(price) for price in rows.select_related("offer__provider")}
+    table["confidence"] = [judged[pk].level for pk in table["price_id"]]
+    table["confidence_reasons"] = ["; ".join(judged[pk].reasons) for pk in table["price_id"]]
     for column in TIME_COLUMNS:
         table[column] = pd.to_datetime(table[column], utc=True)
     table["gpu_count"] = table["gpu_count"].astype("int64")

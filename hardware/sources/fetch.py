@@ -10,6 +10,9 @@ downloaded again, and the result says so with the validators it was asked with.
   again, up to ``retries`` more times, after ``backoff_s``, then twice that, and so on (at most
   ``max_backoff_s``; a ``Retry-After`` in seconds is followed within that bound). Other ``4xx``
   answers fail at once: asking again would not help.
+- Spooling: ``feed_fetch(..., into=path)`` writes the body to a file as it arrives instead of
+  keeping it in memory (a feed of gigabytes, the AWS bulk offer file), bounded by
+  ``max_file_bytes``; the result names the file and has no pages.
 - Paging: ``azure`` follows each page's ``NextPageLink`` until it is empty; ``gcp`` asks again
   with ``pageToken`` set to the page's ``nextPageToken``. The validators are the first page's;
   later pages are always downloaded (a feed's pages change together).
@@ -21,6 +24,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
+from pathlib import Path
+from typing import BinaryIO
 
 import httpx
 
@@ -68,13 +73,16 @@ class FetchPolicy:
     max_backoff_s: float = 60.0
     max_bytes: int = 512 * 1024 * 1024
     max_pages: int = 10_000
+    max_file_bytes: int = 64 * 1024**3
+    """The largest feed written to a file (``into``)."""
 
 
 @dataclass(frozen=True)
 class FetchResult:
     """What a fetch brought: the pages' bytes in order, or ``not_modified`` and no pages.
 
-    ``url`` is as shown (credentials hidden); ``requests`` counts every HTTP request made.
+    ``url`` is as shown (credentials hidden); ``requests`` counts every HTTP request made;
+    ``path`` the file the feed was written to (``into``; then no pages).
     """
 
     url: str
@@ -83,9 +91,12 @@ class FetchResult:
     pages: tuple[bytes, ...] = ()
     requests: int = 0
     sha256: str = field(default="")
+    path: Path | None = None
 
     @property
     def size_bytes(self) -> int:
+        if self.path is not None:
+            return self.path.stat().st_size
         return sum(len(page) for page in self.pages)
 
 
@@ -123,11 +134,17 @@ def _get(
     headers: dict[str, str],
     policy: FetchPolicy,
     sleep: Callable[[float], None],
+    into: BinaryIO | None = None,
 ) -> tuple[httpx.Response, bytes, int]:
-    """One GET with retries: ``(response, body, requests made)``; raise ``FetchError``."""
+    """One GET with retries: ``(response, body, requests made)``; raise ``FetchError``. With
+    ``into`` the body is written to that file (emptied at each attempt) and ``body`` is empty."""
     problem = ""
+    limit = policy.max_file_bytes if into is not None else policy.max_bytes
     for attempt in range(policy.retries + 1):
         wait = min(policy.backoff_s * 2**attempt, policy.max_backoff_s)
+        if into is not None:
+            into.seek(0)
+            into.truncate()
         try:
             with client.stream("GET", url, headers=headers) as response:
                 if response.status_code in RETRY_STATUSES:
@@ -139,12 +156,17 @@ def _get(
                     if response.status_code >= 400:
                         raise FetchError(f"{url_shown(url)}: HTTP {response.status_code}")
                     body = bytearray()
+                    size = 0
                     for chunk in response.iter_bytes():
-                        body += chunk
-                        if len(body) > policy.max_bytes:
-                            raise FetchError(
-                                f"{url_shown(url)}: larger than {policy.max_bytes} bytes"
-                            )
+                        size += len(chunk)
+                        if size > limit:
+                            raise FetchError(f"{url_shown(url)}: larger than {limit} bytes")
+                        if into is None:
+                            body += chunk
+                        else:
+                            into.write(chunk)
+                    if into is not None:
+                        into.flush()
                     return response, bytes(body), attempt + 1
         except httpx.TimeoutException as exc:
             problem = f"timed out ({type(exc).__name__})"
@@ -183,16 +205,20 @@ def feed_fetch(
     policy: FetchPolicy | None = None,
     client: httpx.Client | None = None,
     sleep: Callable[[float], None] = time.sleep,
+    into: Path | None = None,
 ) -> FetchResult:
     """Download a feed (all its pages) unless the server says it has not changed.
 
     ``validators`` are those of the last download: with them the first request is conditional,
     and a ``304`` answer gives ``not_modified`` with the same validators and no pages. Raise
     ``FetchError`` naming the URL when the feed cannot be fetched whole. A ``client`` passed in
-    is used as it is (its own timeouts); otherwise one is made with ``policy.timeout_s``.
+    is used as it is (its own timeouts); otherwise one is made with ``policy.timeout_s``. With
+    ``into`` (one page only) the feed is written to that file, not kept in memory.
     """
     if paging not in PAGING:
         raise ValueError(f"unknown paging {paging!r}; one of {PAGING}")
+    if into is not None and paging:
+        raise ValueError("a feed written to a file has one page")
     if not url:
         raise FetchError("no URL: the source is off")
     policy = policy or FetchPolicy()
@@ -205,6 +231,8 @@ def feed_fetch(
             headers={"User-Agent": USER_AGENT},
         )
     try:
+        if into is not None:
+            return _fetch_into(client, url, validators, policy, sleep, into)
         response, body, requests = _get(
             client, url, headers=validators.request_headers(), policy=policy, sleep=sleep
         )
@@ -238,3 +266,45 @@ def feed_fetch(
     finally:
         if own_client:
             client.close()
+
+
+def _fetch_into(
+    client: httpx.Client,
+    url: str,
+    validators: Validators,
+    policy: FetchPolicy,
+    sleep: Callable[[float], None],
+    into: Path,
+) -> FetchResult:
+    """``feed_fetch`` of one page written to the file ``into`` (removed when nothing is kept)."""
+    kept = False
+    try:
+        with open(into, "wb") as handle:
+            response, _, requests = _get(
+                client,
+                url,
+                headers=validators.request_headers(),
+                policy=policy,
+                sleep=sleep,
+                into=handle,
+            )
+        if response.status_code == 304:
+            return FetchResult(url_shown(url), True, validators, requests=requests)
+        if response.status_code != 200:
+            raise FetchError(f"{url_shown(url)}: HTTP {response.status_code}, not a feed")
+        digest = hashlib.sha256()
+        with open(into, "rb") as handle:
+            while chunk := handle.read(1024 * 1024):
+                digest.update(chunk)
+        kept = True
+        return FetchResult(
+            url_shown(url),
+            False,
+            Validators.of(response),
+            requests=requests,
+            sha256=digest.hexdigest(),
+            path=into,
+        )
+    finally:
+        if not kept:
+            into.unlink(missing_ok=True)

@@ -16,7 +16,10 @@ One ``PriceSource`` per format, by name in ``PRICE_SOURCES``. What reads it:
 - ``hardware.refresh`` and ``hardware.refresh_checks`` treat a ``csv_feed`` as one CSV table
   (held when cut short, its rejected rows read again by line).
 
-Each SkyPilot cloud is a source of its own, ``skypilot-<cloud>`` (``SKYPILOT_CLOUDS``), fetched
+The AWS bulk offer file (``aws``) is fetched the same way from its URL (``public_url``: the whole
+``AmazonEC2`` offer file; a region's own file, ``.../AmazonEC2/current/<region>/index.json``,
+refreshes that region only, the format being ``regional``), written to a temporary file as it
+arrives (``spooled``) and streamed by its parser. Each SkyPilot cloud is a source of its own, ``skypilot-<cloud>`` (``SKYPILOT_CLOUDS``), fetched
 over HTTP from its catalog file (``public_url``, the production default), beside ``skypilot``,
 the same format read from any cloud's file by hand.
 
@@ -100,6 +103,9 @@ class PriceSource:
     public_url: str = ""
     """The public feed the production configuration fetches (``docker-compose.yml`` and
     ``.env.example`` set the URL setting to it); never fetched unless the setting names it."""
+    spooled: bool = False
+    """Whether a fetched feed is written to a temporary file, not held in memory (a feed of
+    gigabytes that its parser streams from a file)."""
 
     @property
     def setting_prefix(self) -> str:
@@ -171,6 +177,9 @@ def _skypilot_of(cloud: str) -> Parser:
     return parse
 
 
+AWS_OFFER_FILE_URL = (
+    "https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/current/index.json"
+)
 SKYPILOT_CATALOG_URL = (
     "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/catalogs/v8/"
     "{cloud}/vms.csv"
@@ -254,8 +263,12 @@ PRICE_SOURCES: dict[str, PriceSource] = {
             label="AWS Price List bulk offer file (AmazonEC2)",
             parse=_aws,
             billings=frozenset({ON_DEMAND, COMMIT_1Y, COMMIT_3Y}),
+            fetch=HTTP,
             provider="aws",
+            provider_fixed=True,
             regional=True,
+            public_url=AWS_OFFER_FILE_URL,
+            spooled=True,
         ),
         PriceSource(
             name="aws-pricing-api",
@@ -319,5 +332,5 @@ PRICE_SOURCES: dict[str, PriceSource] = {
 HTTP_SOURCES: dict[str, PriceSource] = {
     name: source for name, source in PRICE_SOURCES.items() if source.fetch == HTTP
 }
-"""The formats the scheduled refresh fetches over HTTP (``azure``, ``gcp``, ``oracle`` and one
-``skypilot-<cloud>`` per cloud of ``SKYPILOT_CLOUDS``)."""
+"""The formats the scheduled refresh fetches over HTTP (``aws``'s bulk offer file, ``azure``,
+``gcp``, ``oracle`` and one ``skypilot-<cloud>`` per cloud of ``SKYPILOT_CLOUDS``)."""

@@ -1,8 +1,11 @@
 """Template filters for catalog figures."""
 
+import re
 from decimal import Decimal
 
 from django import template
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
 
 from ..confidence import PriceConfidence, price_confidence
 from ..models import InstancePrice
@@ -24,3 +27,21 @@ def plain_decimal(value: Decimal | None) -> str:
 def confidence(price: InstancePrice) -> PriceConfidence:
     """A price's confidence and its reasons (``hardware.confidence.price_confidence``)."""
     return price_confidence(price)
+
+
+@register.filter
+def confidence_label(price: InstancePrice) -> str:
+    """A price's confidence in a few words: "Medium confidence (marketplace)"."""
+    judged = price_confidence(price)
+    return f"{judged.label} ({', '.join(judged.short)})" if judged.short else judged.label
+
+
+BREAK_AFTER = re.compile(r"([._/:-]+)")
+
+
+@register.filter
+def breakable(name: str) -> SafeString:
+    """A machine name (an instance type, a region code) that may wrap only after its separators
+    (``.``, ``_``, ``-``, ``/``, ``:``), never inside a word: ``p3.16xlarge`` wraps as
+    ``p3.`` / ``16xlarge``, not ``p3.16xlarg`` / ``e``."""
+    return mark_safe(BREAK_AFTER.sub(r"\1<wbr>", escape(str(name))))

@@ -19,8 +19,12 @@ from django.contrib.auth.models import User
 from django.urls import Resolver404, resolve
 
 from costapp.csp import HEADER as CSP_HEADER
+from costapp.models import Scenario
+from costapp.runs import pipeline
 from tests.browser.layout import FITTED, OVERFLOWS, PLOT_TEXT, WIDTHS
 from tests.browser.support import PASSWORD, SCREENSHOTS, finished_run, log_in
+from tests.conftest import tasks_run_in_process
+from tests.costapp.test_pages import sourced_document
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -42,9 +46,28 @@ SCREENSHOT_NAMES = {
 suffix for the phone's), taken on the first visit without a query (for the comparison: with
 one)."""
 SHOT_WIDTHS = (1440, 390)
-CONFIDENCE_WORDS = {"High confidence", "Medium confidence", "Low confidence"}
-PRICE_PAGES = ("home", "prices", "gpu-cheapest-page", "offer")
-"""The pages that show a catalog price: each says every price's confidence in words."""
+PRICE_PAGES = ("home", "prices", "gpu-cheapest-page", "offer", "run")
+"""The pages that show a catalog price (a run's, in its sources): each must show one at least.
+On every page, each catalog price (``data-catalog-price``) says its confidence in words in its
+row, and every cell of a price-per-hour column holding a figure is such a price."""
+UNSAID = """() => {
+  const words = /^(High|Medium|Low) confidence$/;
+  const prices = Array.from(document.querySelectorAll("[data-catalog-price]"));
+  const unsaid = prices.filter(el => {
+    const row = el.closest("tr, li, p") || el.parentElement;
+    return !Array.from(row.querySelectorAll(".confidence strong"))
+      .some(s => words.test(s.textContent.trim()));
+  }).map(el => "no confidence: " + (el.closest("tr, li, p") || el).innerText.slice(0, 120));
+  // a price-per-hour column's figures are catalog prices, but Epoch's dated market
+  // observations (research figures with their date and source, attached to no catalog price)
+  const columns = 'td[data-label="USD per GPU-hour"], td[data-label="USD/GPU-h"], '
+    + 'td.usd-per-gpu-hour, td.usd-per-hour';
+  const unmarked = Array.from(document.querySelectorAll(columns))
+    .filter(td => td.textContent.includes("$") && !td.closest("#observations-table"))
+    .filter(td => !td.matches("[data-catalog-price]"))
+    .map(td => "not marked: " + td.closest("tr").innerText.slice(0, 120));
+  return {count: prices.length, problems: unsaid.concat(unmarked)};
+}"""
 
 
 def shot_file(name: str, width: int) -> str:
@@ -105,11 +128,19 @@ class Crawl:
 
 
 def crawl(
-    page, origin: str, start: list[str], *, photograph: bool = True, skip=(), widths=WIDTHS
+    page,
+    origin: str,
+    start: list[str],
+    *,
+    photograph: bool = True,
+    skip=(),
+    widths=WIDTHS,
+    price_pages=PRICE_PAGES,
 ) -> Crawl:
     """Visit every kind of page reachable from ``start`` (signed in already), checking each at
     every width; each address of ``start`` is visited whatever its kind. ``skip``: path prefixes
-    left out besides the usual ones."""
+    left out besides the usual ones; ``price_pages``: the kinds of page that must show a catalog
+    price (each price on any page says its confidence)."""
     found = Crawl()
     page.on(
         "console",
@@ -161,13 +192,10 @@ def crawl(
                 page.screenshot(path=str(SCREENSHOTS / shot_file(name, width)), full_page=True)
         if shoot:
             found.screenshots[name] = url
-        if name in PRICE_PAGES:
-            said = page.eval_on_selector_all(
-                ".confidence strong", "els => els.map(e => e.textContent.trim())"
-            )
-            priced = page.evaluate("document.querySelector('main').innerText.includes('$')")
-            if (priced and not said) or not set(said) <= CONFIDENCE_WORDS:
-                found.unsaid.append(f"{url}: {said[:5]}")
+        said = page.evaluate(UNSAID)
+        found.unsaid.extend(f"{url}: {problem}" for problem in said["problems"])
+        if name in price_pages and not said["count"]:
+            found.unsaid.append(f"{url}: no catalog price on a page of prices")
         links = page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)")
         queue.extend(link for link in links if link.startswith(origin))
     return found
@@ -177,11 +205,32 @@ def test_every_page_from_the_dashboard_is_clean_and_labelled(page, live_server, 
     admin = User.objects.create_superuser("root", password=PASSWORD)
     run_a = finished_run(admin, "today")
     run_b = finished_run(admin, "cheaper-cloud")
+    sourced_scenario = Scenario.objects.create(
+        owner=admin, name="sourced", document=sourced_document()
+    )
+    with tasks_run_in_process():
+        sourced = pipeline.run_create(scenario=sourced_scenario)
+    assert sourced.status == "succeeded" and sourced.sources, sourced.error
     page.set_default_timeout(60_000)  # heavy pages on a busy machine
     log_in(page, live_server, "root")
     origin = live_server.url
-    # the comparison is reached through the "Compare with…" form, not a link
-    found = crawl(page, origin, [origin + "/", f"{origin}/runs/compare/?a={run_a.pk}&b={run_b.pk}"])
+    # the comparison is reached through the "Compare with…" form, not a link; the run page
+    # visited is the one whose figures came from the catalog
+    start = [
+        origin + "/",
+        f"{origin}/runs/{sourced.pk}/",
+        f"{origin}/runs/compare/?a={run_a.pk}&b={run_b.pk}",
+    ]
+    found = crawl(page, origin, start)
+    # the builder's offer picker, loaded into the page by a button
+    page.goto(f"{origin}/scenarios/new/")
+    page.select_option("#id_options-0-type", "cloud")
+    page.select_option("#id_options-0-gpu", "h100-sxm")
+    page.locator("fieldset.option").first.locator("button.find-offers").click()
+    page.locator("#options-0-offers button.use-offer").first.wait_for()
+    said = page.evaluate(UNSAID)
+    assert said["count"] > 10, said
+    found.unsaid.extend(f"offer picker: {problem}" for problem in said["problems"])
     found.assert_clean()
     seen_kinds, visited, screenshots = found.kinds, found.visited, found.screenshots
     assert set(PRICE_PAGES) <= {kind[1] for kind in seen_kinds}
@@ -195,4 +244,4 @@ def test_every_page_from_the_dashboard_is_clean_and_labelled(page, live_server, 
                      "/admin/"):  # fmt: skip
         assert expected in paths, expected
     assert any(path.startswith("/offers/") for path in paths)
-    assert {f"/runs/{run_a.pk}/", f"/runs/{run_b.pk}/"} & paths
+    assert f"/runs/{sourced.pk}/" in paths

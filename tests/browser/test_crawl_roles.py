@@ -41,7 +41,15 @@ def test_every_role_reads_every_page_with_runs_before_and_after_format_1_3(
         f"{origin}/runs/{mix.pk}/",
         f"{origin}/runs/compare/?a={before.pk}&b={after.pk}",
     ]
-    found = crawl(page, origin, start, photograph=False, skip=("/admin/",), widths=(1440, 390))
+    found = crawl(
+        page,
+        origin,
+        start,
+        photograph=False,
+        skip=("/admin/",),
+        widths=(1440, 390),
+        price_pages=("home", "prices", "offer"),
+    )
     found.assert_clean()
     paths = {urlsplit(url).path for url in found.visited}
     assert {f"/runs/{before.pk}/", f"/runs/{mix.pk}/", "/runs/compare/"} <= paths

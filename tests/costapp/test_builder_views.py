@@ -2,6 +2,7 @@
 their fields with nothing stored, duplicating and sharing, and who may do what."""
 
 import json
+import re
 
 import pytest
 from django.urls import reverse
@@ -215,6 +216,19 @@ def test_the_offer_picker_lists_current_prices_with_their_date_flags_and_a_butto
     assert html.count('class="use-offer" data-prefix="options-1"') == len(prices)
     assert "as stated by" in html
     assert "First those that fit this option: egress pricing known; then the others." in html
+    # each offer says its confidence in words, in its own column and on its button
+    from hardware.confidence import price_confidence
+
+    judged = [price_confidence(p) for p in prices]
+    assert re.findall(r'<span class="confidence confidence-(\w+)"', html) == [
+        c.level for c in judged
+    ]
+    assert '<th scope="col">Confidence</th>' in html
+    summaries = re.findall(r'data-summary="([^"]*)"', html)
+    assert [summary.rsplit(" · ", 1)[1] for summary in summaries] == [
+        c.label + (f" ({', '.join(c.short)})" if c.short else "") for c in judged
+    ]
+    assert {c.level for c in judged} >= {"medium"}  # the shipped spot prices are not all high
 
 
 def workloads_data(*workloads: dict) -> dict:
@@ -312,6 +326,7 @@ def test_the_edit_page_shows_what_the_catalog_says_of_the_chosen_offer(signed_in
     html = response.content.decode()
     standing = html[html.index('id="options-0-standing"') :][:3000]
     assert "on_demand:" in standing and "as stated by" in standing
+    assert re.search(r"on_demand: .*<strong>(High|Medium|Low) confidence</strong>", standing)
     quote = document["options"][2]["quote"]
     assert f'<option value="{quote}" selected>' in html
     assert response.context["builder"].document() == document

@@ -78,7 +78,7 @@ def test_the_dashboard_shows_the_cheapest_price_per_gpu_and_price_changes(client
     )
     body = client.get("/").content.decode()
     row = body.split('<tr data-gpu="h100-sxm">', 1)[1].split("</tr>", 1)[0]
-    assert '<td class="num" data-label="USD per GPU-hour">$0.0100</td>' in row
+    assert '<td class="num" data-catalog-price data-label="USD per GPU-hour">$0.0100</td>' in row
     assert ">stated today</time> by test refresh" in row
     changes = body.split('id="changes-table"', 1)[1].split("</table>", 1)[0]
     assert f"<code>{h100.offer.instance_type}</code>" in changes

@@ -264,6 +264,14 @@ def test_the_run_page_shows_each_source_and_flag_in_words_and_the_typed_prices(
     assert table.count('<time datetime="2025-10-01" title="2025-10-01">stated ') == 2
     assert "egress price unknown: no egress cost is counted" in table
     assert "/prices/?provider=shadeform&amp;region=montreal-canada-2" in table
+    # each offer's price says its confidence as the run recorded it: Shadeform's is a stale
+    # marketplace listing with unknown egress, Lambda's is stale
+    assert table.count('<span class="confidence confidence-') == 2
+    assert (
+        '<strong>Low confidence</strong><span class="sub">stale, marketplace, egress unknown'
+        in table
+    )
+    assert '<strong>Medium confidence</strong><span class="sub">stale</span>' in table
     typed = section[section.index('id="typed-prices"') :]
     assert "Typed" in typed and "typed in the scenario, no source" in typed
     assert "Shadeform" not in typed[: typed.index("</table>")]

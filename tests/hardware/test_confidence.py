@@ -1,9 +1,12 @@
 """A confidence for every price, judged when read (``hardware.confidence``): the rule, the same
 rule in SQL, and ``?confidence=`` on the prices API and page."""
 
+import csv
+import io
 from datetime import timedelta
 from decimal import Decimal
 
+import openpyxl
 import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
@@ -190,3 +193,29 @@ def test_a_gpu_s_cheapest_prices_in_the_api_say_their_confidence(one_of_each_kin
     assert ("bazaar", "medium") in levels and ("quietcloud", "medium") in levels
     bazaar = next(r for r in body["results"] if r["provider"]["slug"] == "bazaar")
     assert bazaar["confidence_reasons"] == ["a marketplace listing, not a provider's list price"]
+
+
+def test_the_price_exports_carry_each_price_s_confidence_and_filter_by_it(
+    one_of_each_kind, viewer_api
+):
+    response = viewer_api.get("/api/v1/prices/current.csv", {"geography": "europe"})
+    assert response.status_code == 200, response.content
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    by_id = {int(r["price_id"]): r for r in rows}
+    assert by_id[one_of_each_kind["high"].pk]["confidence"] == "high"
+    market = by_id[one_of_each_kind["marketplace"].pk]
+    assert market["confidence"] == "medium"
+    assert market["confidence_reasons"] == "a marketplace listing, not a provider's list price"
+    flagged = by_id[one_of_each_kind["flagged"].pk]
+    assert flagged["confidence"] == "low" and flagged["confidence_reasons"].startswith("flagged")
+    high = viewer_api.get("/api/v1/prices/current.xlsx", {"confidence": "high"})
+    sheet = openpyxl.load_workbook(io.BytesIO(high.content))["prices"]
+    header = [c.value for c in sheet[1]]
+    assert header[-2:] == ["confidence", "confidence_reasons"]
+    cells = [[c.value for c in row] for row in sheet.iter_rows(min_row=2)]
+    assert {row[header.index("price_id")] for row in cells} == {
+        one_of_each_kind["high"].pk,
+        one_of_each_kind["americas"].pk,
+    }
+    assert {row[header.index("confidence")] for row in cells} == {"high"}
+    assert cells[0][header.index("confidence_reasons")].startswith("stated 2 days ago")

@@ -1,6 +1,7 @@
 """Fetching feeds over HTTP from a real local server the tests start on 127.0.0.1."""
 
 import contextlib
+import hashlib
 import json
 import threading
 import time
@@ -305,7 +306,34 @@ def test_a_fetched_gcp_listing_parses_by_source_name(feed_server, catalog):
 def test_an_unknown_source_a_file_format_given_pages_or_no_pages_is_refused(catalog):
     with pytest.raises(RefreshError, match="unknown source 'nope'"):
         _parse(source="nope", pages=[b"{}"], provider="aws")
-    with pytest.raises(RefreshError, match="aws feeds are read from files"):
-        _parse(source="aws", pages=[b"{}"], provider="aws")
+    with pytest.raises(RefreshError, match="aws-pricing-api feeds are read from files"):
+        _parse(source="aws-pricing-api", pages=[b"{}"], provider="aws")
     with pytest.raises(SourceError, match="azure: no pages to parse"):
         _parse(source="azure", pages=[], provider="azure")
+
+
+def test_a_feed_written_to_a_file_is_not_kept_in_memory_and_a_failed_one_leaves_no_file(
+    feed_server, tmp_path
+):
+    body = b'{"products": {}}\n' * 1000
+    feed_server.routes["/index.json"] = Route(
+        body=body, last_modified="Sun, 01 Nov 2026 00:00:00 GMT", failures=[503]
+    )
+    into = tmp_path / "feed"
+    fetched = feed_fetch(url=f"{feed_server.url}/index.json", policy=FAST, into=into)
+    assert fetched.pages == () and fetched.path == into and into.read_bytes() == body
+    assert fetched.size_bytes == len(body) and fetched.requests == 2  # the 503 tried again
+    assert fetched.sha256 == hashlib.sha256(body).hexdigest()
+    again = feed_fetch(
+        url=f"{feed_server.url}/index.json",
+        validators=fetched.validators,
+        policy=FAST,
+        into=tmp_path / "again",
+    )
+    assert again.not_modified and again.path is None and not (tmp_path / "again").exists()
+    small = FetchPolicy(timeout_s=FAST.timeout_s, retries=0, max_file_bytes=len(body) - 1)
+    with pytest.raises(FetchError, match=f"larger than {len(body) - 1} bytes"):
+        feed_fetch(url=f"{feed_server.url}/index.json", policy=small, into=tmp_path / "big")
+    assert not (tmp_path / "big").exists()
+    with pytest.raises(ValueError, match="one page"):
+        feed_fetch(url=f"{feed_server.url}/index.json", paging="gcp", into=tmp_path / "x")

@@ -102,7 +102,7 @@ def test_settings_build_the_schedule_from_the_environment():
         PRICE_REFRESH_INTERVAL_MINUTES="30",
         PRICE_SOURCE_ORACLE_URL="https://feeds.example/oracle",
     )
-    assert set(got["sources"]) == {"azure", "gcp", "oracle"} | {
+    assert set(got["sources"]) == {"aws", "azure", "gcp", "oracle"} | {
         f"skypilot-{cloud}" for cloud in SKYPILOT_CLOUDS
     }
     assert got["sources"]["azure"] == {"url": "", "interval_minutes": 30}
@@ -173,10 +173,13 @@ def test_price_source_settings_read_each_http_format_under_its_own_names():
             "PRICE_SOURCE_GCP_URL": "https://feeds.example/skus",
             "PRICE_SOURCE_GCP_INTERVAL_MINUTES": "90",
             "PRICE_SOURCE_ORACLE_INTERVAL_SECONDS": "5",
-            "PRICE_SOURCE_AWS_URL": "https://not.read/aws",  # aws is read from files only
+            "PRICE_SOURCE_AWS_URL": "https://feeds.example/AmazonEC2/index.json",
+            # the Pricing API's pages are read from files only
+            "PRICE_SOURCE_AWS_PRICING_API_URL": "https://not.read/aws",
         }
     )
     assert price_source_settings(env, default_interval_minutes=60) == {
+        "aws": {"url": "https://feeds.example/AmazonEC2/index.json", "interval_minutes": 60},
         "azure": {"url": "", "interval_minutes": 60},
         "gcp": {"url": "https://feeds.example/skus", "interval_minutes": 90},
         "oracle": {"url": "", "interval_minutes": 60, "interval_seconds": 5},

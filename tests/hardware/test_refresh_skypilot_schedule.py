@@ -9,6 +9,8 @@ import pytest
 import yaml
 
 from hardware.models import RefreshRun
+from hardware.refresh import RefreshLocked, price_refresh
+from hardware.refresh_lease import lease_name, refresh_lease
 from hardware.schedule import price_source_settings, refresh_beat_schedule
 from hardware.selectors import current_prices
 from hardware.sources.registry import HTTP_SOURCES, PRICE_SOURCES, SKYPILOT_CLOUDS
@@ -161,3 +163,22 @@ def test_docker_compose_and_env_example_name_each_cloud_s_public_catalog():
         setting = source.url_setting
         assert environment[setting] == f"${{{setting}-{source.public_url}}}"
         assert f"\n{setting}={source.public_url}\n" in example
+
+
+def test_a_hand_refresh_of_a_cloud_and_its_schedule_take_one_lock(catalog, skypilot_served):
+    assert lease_name(source="skypilot", provider="lambda") == "skypilot-lambda"
+    assert lease_name(source="skypilot-lambda", provider="lambda") == "skypilot-lambda"
+    assert lease_name(source="skypilot", provider="my-cloud") == "skypilot"  # no schedule
+    before = current_of("lambda")
+    # the hand refresh holds the lock: the scheduled refresh of that cloud is skipped
+    with refresh_lease(source=lease_name(source="skypilot", provider="lambda")):
+        skipped = refresh_source.apply(args=("skypilot-lambda",)).get()
+        assert skipped["status"] == "skipped" and skipped["run_id"] is None, skipped
+        # another cloud's schedule is not held up
+        other = refresh_source.apply(args=("skypilot-hyperstack",)).get()
+        assert other["status"] == "applied", other
+    assert skypilot_served.full.get("/lambda/vms.csv") is None and current_of("lambda") == before
+    # the schedule holds it: the hand refresh of the same cloud's file is refused
+    with refresh_lease(source="skypilot-lambda"), pytest.raises(RefreshLocked):
+        price_refresh(source="skypilot", paths=[SKYPILOT / "lambda.csv"], provider="lambda")
+    assert not RefreshRun.objects.filter(source="skypilot").exists()

@@ -325,7 +325,7 @@ def test_every_registered_format_parses_into_the_one_row_type_and_its_billings(n
 
 
 def test_the_registry_names_each_http_formats_settings_and_only_those():
-    assert sorted(HTTP_SOURCES) == ["azure", "gcp", "oracle"] + sorted(
+    assert sorted(HTTP_SOURCES) == ["aws", "azure", "gcp", "oracle"] + sorted(
         f"skypilot-{cloud}" for cloud in SKYPILOT_CLOUDS
     )
     assert PRICE_SOURCES["gcp"].settings == (
@@ -334,5 +334,7 @@ def test_the_registry_names_each_http_formats_settings_and_only_those():
         "PRICE_SOURCE_GCP_INTERVAL_SECONDS",
     )
     assert PRICE_SOURCES["aws-pricing-api"].settings == ()
-    assert all(s.paging or s.name == "oracle" or s.csv_feed for s in HTTP_SOURCES.values())
+    assert all(
+        s.paging or s.name == "oracle" or s.csv_feed or s.spooled for s in HTTP_SOURCES.values()
+    )
     assert PRICE_SOURCES["skypilot-vast"].settings[0] == "PRICE_SOURCE_SKYPILOT_VAST_URL"
