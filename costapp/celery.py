@@ -12,9 +12,9 @@ from celery.signals import task_postrun, task_prerun
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "costapp.settings")
 
-app = Celery("costapp", include=["costapp.runs.tasks"])
-"""The tasks of the run pipeline live in ``costapp.runs.tasks`` (imported by nothing, published
-by name): ``include`` has a worker register them; the apps' ``<app>.tasks`` modules
+app = Celery("costapp", include=["costapp.runs.tasks", "costapp.ask.tasks"])
+"""The tasks of the run pipeline live in ``costapp.runs.tasks``, Ask's step in
+``costapp.ask.tasks`` (imported by nothing, published by name): ``include`` has a worker register them; the apps' ``<app>.tasks`` modules
 (``hardware.tasks``) are found by ``autodiscover_tasks``."""
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()

@@ -11,7 +11,7 @@ from typing import Any
 from costapp.tco import simulate
 from hardware.figures import percent_text, usd_rate, usd_total
 
-CHANGE_STEPS = 30
+CHANGE_STEPS = 16
 SENSITIVITY = 0.25
 PRICE_FIELDS = (
     "usd_per_gpu_hour",
@@ -168,6 +168,27 @@ def _plain(inputs: dict[str, Any]) -> dict[str, Any]:
     return document
 
 
+def _with_parts(document: dict[str, Any], names: tuple[str, ...]) -> set[str]:
+    """The options named and, for a mix, the options its layers and rest are."""
+    found = set(names)
+    for option in document["options"]:
+        if option["name"] in names and option["type"] == "mix":
+            found |= {layer["option"] if isinstance(layer, dict) else layer
+                      for layer in option.get("layers", [])}  # fmt: skip
+            if option.get("rest"):
+                found.add(option["rest"])
+    return found
+
+
+def _only(document: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+    """The document priced for ``names`` alone (and a mix's parts): each costs what it costs
+    among all, in a fraction of the time."""
+    kept = _with_parts(document, names)
+    only = {**document, "options": [o for o in document["options"] if o["name"] in kept]}
+    only["baseline"] = names[0]
+    return only
+
+
 def _demand_scaled(document: dict[str, Any], s: float) -> dict[str, Any]:
     scaled = copy.deepcopy(document)
     for w in scaled["workloads"]:
@@ -179,8 +200,9 @@ def _demand_scaled(document: dict[str, Any], s: float) -> dict[str, Any]:
 
 def _price_scaled(document: dict[str, Any], name: str, k: float) -> dict[str, Any]:
     scaled = copy.deepcopy(document)
+    names = _with_parts(document, (name,))
     for option in scaled["options"]:
-        if option["name"] == name:
+        if option["name"] in names:
             for field in PRICE_FIELDS:
                 if isinstance(option.get(field), int | float):
                     option[field] = option[field] * k
@@ -211,13 +233,14 @@ def what_would_change(result: dict[str, Any], recommended: str, runner_up: str) 
     document = _plain(result["inputs"])
     gpus = result["gpus"]
     names = (recommended, runner_up)
+    pair = _only(document, names)
 
     def demand_gap(s: float) -> float:
-        a, b = _npvs(_demand_scaled(document, s), gpus, names)
+        a, b = _npvs(_demand_scaled(pair, s), gpus, names)
         return b - a
 
     def price_gap(k: float) -> float:
-        a, b = _npvs(_price_scaled(document, recommended, k), gpus, names)
+        a, b = _npvs(_price_scaled(pair, recommended, k), gpus, names)
         return b - a
 
     scale = _crossing(demand_gap, 0.05, 1.0)
@@ -275,3 +298,41 @@ def change_sentences(changes: dict[str, Any], result: dict[str, Any]) -> list[st
             "cost the same."
         )
     return said
+
+
+def _rate_set(document: dict[str, Any], name: str, rate: float) -> dict[str, Any]:
+    moved = copy.deepcopy(document)
+    for option in moved["options"]:
+        if option["name"] == name:
+            option["usd_per_gpu_hour"] = rate
+    return moved
+
+
+def offers_priced_again(
+    result: dict[str, Any], notes: dict[str, Any], recommended: str
+) -> list[dict[str, Any]]:
+    """Each next acceptable offer the plan passed over for an option the recommendation rests on
+    (``notes["alternatives"]``: per option name the next offers by price, their words and rate),
+    put in that option's place and every option priced again (sizes as the run fixed them): the
+    cheapest option then, its total and NPV, and whether the recommendation changes."""
+    document = _plain(result["inputs"])
+    gpus = result["gpus"]
+    present = {o["name"] for o in document["options"]}
+    rests_on = _with_parts(document, (recommended,))
+    found: list[dict[str, Any]] = []
+    for name, offers in (notes.get("alternatives") or {}).items():
+        if name not in present or name not in rests_on:
+            continue
+        for offer in offers:
+            moved = simulate(_rate_set(document, name, offer["usd_per_gpu_hour"]), gpus)
+            feasible = [o for o in moved["options"] if o["feasible"]]
+            winner = min(feasible, key=lambda o: o["npv_usd"]) if feasible else None
+            mine = next(o for o in moved["options"] if o["name"] == recommended)
+            found.append({
+                "option": name, "offer": offer["words"], "usd_per_gpu_hour": offer["usd_per_gpu_hour"],
+                "winner": winner["name"] if winner else None,
+                "winner_total_usd": winner["total_usd"] if winner else None,
+                "recommended_total_usd": mine["total_usd"],
+                "changes": winner is None or winner["name"] != recommended,
+            })  # fmt: skip
+    return found

@@ -9,6 +9,7 @@ sources, and the run's charts.
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from typing import Any
 
 from django.contrib import messages
@@ -16,18 +17,20 @@ from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.decorators import role_required
 from accounts.roles import ANALYST, VIEWER, user_has_role
-from costapp.ask.answer import answer_of, change_sentences, what_would_change
+from costapp.ask.answer import answer_of, change_sentences
 from costapp.ask.charts import sensitivity_chart
 from costapp.ask.forms import QuestionForm
 from costapp.ask.plan import question_plan
+from costapp.ask.steps import changes_publish
 from costapp.models import Question, Scenario, SimulationRun
 from costapp.reports.sources import source_rows
 from costapp.runs import chart_cache, pipeline
 from costapp.runs.store import BrokerUnavailable
+from costapp.scenarios.services import document_sha256
 from costapp.tco import ScenarioError
 from hardware.models import GpuModel
 
@@ -117,24 +120,54 @@ def _question(request: HttpRequest, pk: int) -> Question:
     return found
 
 
+CHANGES_LOST_AFTER = timedelta(seconds=60)
+"""A finished run whose "what would change" has not arrived this long after: its step is sent
+again (its message was lost)."""
+
+
+def question_run(question: Question) -> SimulationRun | None:
+    """The run of the question as it now stands: its own run when the scenario is still what that
+    run priced, else the newest run of the scenario as it stands (a re-run from the builder,
+    which becomes the question's run); None when the question changed and was not priced again."""
+    run, scenario = question.run, question.scenario
+    if scenario is None:
+        return run
+    current = document_sha256(scenario.document)
+    if run is not None and run.document_sha256 == current:
+        return run
+    latest = scenario.runs.filter(document_sha256=current).order_by("-created", "-pk").first()
+    if latest is not None:
+        Question.objects.filter(pk=question.pk).update(run=latest, changes=None)
+        question.run, question.changes = latest, None
+    return latest
+
+
 def answer_context(question: Question) -> dict[str, Any]:
-    """What the answer page shows of a question whose run has ended."""
-    run = question.run
+    """What the answer page shows of a question: its run's progress, the answer of the run of the
+    question as it stands, or that the question changed since it was answered."""
+    run = question_run(question)
     context: dict[str, Any] = {"question": question, "run": run,
                                "left_out": question.notes.get("left_out", [])}  # fmt: skip
-    if run is None or run.status != SimulationRun.Status.SUCCEEDED or run.result is None:
+    if run is None:
+        context["changed"] = question.run is not None or question.scenario is not None
+        return context
+    if run.status != SimulationRun.Status.SUCCEEDED or run.result is None:
         return context
     result = run.result
     answer = answer_of(result, question.notes)
     context["answer"] = answer
-    if question.changes is None and answer["recommended"] and answer["runner_up"]:
-        question.changes = what_would_change(result, answer["recommended"], answer["runner_up"])
-        question.save(update_fields=["changes"])
-    if question.changes:
-        context["changes"] = change_sentences(question.changes, result)
-        context["moves"] = question.changes["moves"]
-        if all("recommended_lead_usd" in m for m in question.changes["moves"]):
-            context["sensitivity"] = sensitivity_chart(question.changes)
+    changes = question.changes if (question.changes or {}).get("run") == run.pk else None
+    if changes is None:
+        context["changes_pending"] = True
+        if run.finished and timezone.now() - run.finished > CHANGES_LOST_AFTER:
+            changes_publish(run.pk)
+    else:
+        context["offers"] = changes.get("offers") or []
+        if changes.get("moves"):
+            context["changes"] = change_sentences(changes, result)
+            context["moves"] = changes["moves"]
+            if all("recommended_lead_usd" in m for m in changes["moves"]):
+                context["sensitivity"] = sensitivity_chart(changes)
     sources = source_rows(result=result, engine_version=run.engine_version)
     context["sources"] = sources
     flags = [flag for row in sources["sourced"] for flag in row["flags"]]
@@ -159,6 +192,23 @@ def answer(request: HttpRequest, pk: int) -> HttpResponse:
     context["question_json"] = json.dumps(question.answers, indent=2)
     template = "ask/_answer_body.html" if request.headers.get("HX-Request") else "ask/answer.html"
     return render(request, template, context)
+
+
+@role_required(VIEWER)
+@require_POST
+def ask_again(request: HttpRequest, pk: int) -> HttpResponse:
+    """Price the question again as it now stands (a new run of its scenario, at today's prices):
+    the answer page then follows that run."""
+    question = _question(request, pk)
+    if question.scenario is None:
+        raise Http404("the question's scenario was deleted")
+    try:
+        with transaction.atomic():
+            run = pipeline.run_create(scenario=question.scenario, reprice=True)
+            Question.objects.filter(pk=question.pk).update(run=run, changes=None)
+    except (ScenarioError, BrokerUnavailable) as exc:
+        messages.error(request, f"The question could not be asked again: {exc}")
+    return redirect("answer", pk=question.pk)
 
 
 @role_required(VIEWER)

@@ -44,6 +44,7 @@ from costapp.models import RunBlock, Scenario, SimulationRun
 from costapp.runs import store
 from costapp.runs.blocks import BLOCK_KINDS, monthly_breakdown, run_units, sizing_bands
 from costapp.runs.chart_cache import run_charts, run_sizing_charts
+from costapp.runs.followups import run_succeeded_send
 from costapp.runs.merging import (
     MERGE_STALE_S,
     merge_claim,
@@ -536,6 +537,7 @@ def run_finish(
         blocks_drop(run)
     logger.info("run %s succeeded", run_id)
     _run_charts_build(run)
+    run_succeeded_send(run_id)
     return True
 
 

@@ -1,0 +1,74 @@
+"""Ask's step after a run: once a run of a question's scenario succeeds, "what would change the
+answer" (the crossings, each key input moved, the next acceptable offers priced again) is worked
+out off the request, in a task of its own (:data:`ASK_CHANGES_TASK`), and kept on the question with
+the id of the run it belongs to. A run of the scenario as it now stands becomes the question's run
+(a re-run from the builder): the question's page then shows that run's answer, never the old."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.dispatch import receiver
+
+from costapp.ask.answer import answer_of, offers_priced_again, what_would_change
+from costapp.models import Question, SimulationRun
+from costapp.runs import store
+from costapp.runs.followups import run_succeeded
+from costapp.scenarios.services import document_sha256
+
+logger = logging.getLogger(__name__)
+
+ASK_CHANGES_TASK = "costapp.ask_changes"
+"""The task that works out a finished run's "what would change" for its questions."""
+
+
+@receiver(run_succeeded, dispatch_uid="ask-changes")
+def run_succeeded_received(run_id: int, **_kwargs: Any) -> None:
+    """Publish the "what would change" step of a run whose scenario is a question's."""
+    scenario_id = SimulationRun.objects.values_list("scenario_id", flat=True).get(pk=run_id)
+    if Question.objects.filter(scenario_id=scenario_id).exists():
+        changes_publish(run_id)
+
+
+def changes_publish(run_id: int) -> None:
+    """Send the step's task (on the embedded default it runs now, in this process)."""
+    store.publish(ASK_CHANGES_TASK, run_id)
+
+
+def changes_of(result: dict[str, Any], notes: dict[str, Any], run_id: int) -> dict[str, Any]:
+    """ "What would change" of a result: ``run`` (the run it belongs to); with a runner-up, the
+    crossings and moves (:func:`costapp.ask.answer.what_would_change`); ``offers``: the next
+    acceptable offers of each priced option, priced again."""
+    answer = answer_of(result, notes)
+    changes: dict[str, Any] = {"run": run_id}
+    if answer["recommended"] and answer["runner_up"]:
+        changes.update(what_would_change(result, answer["recommended"], answer["runner_up"]))
+    if answer["recommended"]:
+        changes["offers"] = offers_priced_again(result, notes, answer["recommended"])
+    return changes
+
+
+def question_changes_compute(run_id: int) -> list[int]:
+    """Work out and keep "what would change" for each question of the run's scenario whose run it
+    is, or whose scenario, as it stands now, is what the run priced (it becomes the question's
+    run). The ids of the questions updated; a run not succeeded updates none."""
+    run = (
+        SimulationRun.objects.select_related("scenario")
+        .filter(pk=run_id, status=SimulationRun.Status.SUCCEEDED)
+        .first()
+    )
+    if run is None or run.result is None:
+        return []
+    as_it_stands = document_sha256(run.scenario.document) == run.document_sha256
+    updated = []
+    for question in Question.objects.filter(scenario_id=run.scenario_id):
+        if question.run_id != run.pk and not as_it_stands:
+            continue
+        if question.run_id == run.pk and (question.changes or {}).get("run") == run.pk:
+            continue  # a second delivery
+        changes = changes_of(run.result, question.notes, run.pk)
+        Question.objects.filter(pk=question.pk).update(run=run, changes=changes)
+        updated.append(question.pk)
+        logger.info("question %s: what would change worked out from run %s", question.pk, run.pk)
+    return updated
