@@ -64,16 +64,28 @@ def infeasible_reason(option: dict[str, Any], role: dict[str, Any], inputs: dict
                     "price for this model, so the fine-tune needs GPUs of its own")  # fmt: skip
         return "the hosted model cannot do this work"
     lead = role.get("lead_time_months") or 0
-    if role["family"] == "on_prem" and lead:
+    if role["family"] == "on_prem" and lead and not role.get("bridge"):
         early = [w for w in inputs["workloads"] if w.get("start_month", 1) <= lead]
         if early:
             w = early[0]
             return (f"the servers arrive in month {lead + 1} and “{w['name']}” runs from month "
-                    f"{w.get('start_month', 1)}: give a bridge price (renting until they arrive), "
-                    f"or start that work in month {lead + 1} or later")  # fmt: skip
+                    f"{w.get('start_month', 1)}: ask again with “Rent while bought servers "
+                    f"arrive” on, or start that work in month {lead + 1} or later")  # fmt: skip
     hours = option["shortfall_gpu_hours"]
-    return (f"{hours:,.0f} GPU-hours of work are not done: its capacity is too small for the "
-            "peak; a larger size (see the sizing sweep) or a burst price would fix it")  # fmt: skip
+    gpus = option.get("provisioned_gpus") or 0
+    clusters = [w for w in training if (w.get("cluster_gpus") or 0) > gpus]
+    if clusters:
+        w = clusters[0]
+        return (f"it holds {gpus:,} GPUs, fewer than the {w['cluster_gpus']:,} a run of "
+                f"“{w['name']}” needs at once, so {hours:,.0f} GPU-hours of work are left "
+                "undone: a larger size (see the sizing) or renting the rest would fix it")  # fmt: skip
+    serving = [w for w in inputs["workloads"] if w["type"] == "inference"]
+    if serving:
+        return (f"its {gpus:,} GPUs cannot serve the busiest hours: {hours:,.0f} GPU-hours of "
+                "work are left undone; a larger size (see the sizing) or renting the rest on "
+                "demand would fix it")  # fmt: skip
+    return (f"{hours:,.0f} GPU-hours of work are not done: its {gpus:,} GPUs are too few for the "
+            "peak; a larger size (see the sizing) or renting the rest would fix it")  # fmt: skip
 
 
 def answer_of(result: dict[str, Any], notes: dict[str, Any]) -> dict[str, Any]:

@@ -53,6 +53,10 @@ MODEL_PRESETS: tuple[ModelPreset, ...] = (
 EXAMPLE_QUESTION: dict[str, object] = {
     "months": "39",
     "certainty": "medium",
+    "sure": "average",
+    "kinds": ["hyperscaler", "gpu-cloud", "marketplace"],
+    "region": "any",
+    "bridge": "on",
     "gpus": ["h100-sxm"],
     "serve": "on",
     "serve_model": "llama-3.1-70b",
