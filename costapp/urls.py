@@ -31,6 +31,7 @@ urlpatterns = [
     path("ask/questions/", ask_views.questions, name="questions"),
     path("ask/<int:pk>/", ask_views.answer, name="answer"),
     path("ask/<int:pk>/again/", ask_views.ask_again, name="ask-again"),
+    path("ask/<int:pk>/plan.json", ask_views.answer_plan, name="answer-plan"),
     path("ask/<int:pk>/result.json", ask_views.answer_json, name="answer-json"),
     path("ask/<int:pk>/scenario.json", ask_views.answer_scenario, name="answer-scenario"),
     path("scenarios/new/", builder_views.scenario_new, name="scenario-new"),

@@ -359,7 +359,8 @@ def question_plan(answers: dict[str, Any], *, today: date) -> tuple[dict[str, An
     }
     document["sizing"] = _sweeps(document, figures, roles, answers)
     notes = {"roles": roles, "left_out": left_out, "gpu_names": names, "alternatives": others,
-             "monthly_growth": monthly_growth(answers)}  # fmt: skip
+             "monthly_growth": monthly_growth(answers),
+             "objective": "tail_npv" if answers.get("sure") == "tail" else "mean_npv"}  # fmt: skip
     return document, notes
 
 

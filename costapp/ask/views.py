@@ -154,20 +154,21 @@ def answer_context(question: Question) -> dict[str, Any]:
     if run.status != SimulationRun.Status.SUCCEEDED or run.result is None:
         return context
     result = run.result
-    answer = answer_of(result, question.notes)
-    context["answer"] = answer
     changes = question.changes if (question.changes or {}).get("run") == run.pk else None
     if changes is None:
         context["changes_pending"] = True
         if run.finished and timezone.now() - run.finished > CHANGES_LOST_AFTER:
             changes_publish(run.pk)
-    else:
-        context["offers"] = changes.get("offers") or []
-        if changes.get("moves"):
-            context["changes"] = change_sentences(changes, result)
-            context["moves"] = changes["moves"]
-            if all("recommended_lead_usd" in m for m in changes["moves"]):
-                context["sensitivity"] = sensitivity_chart(changes)
+        return context
+    answer = answer_of(result, question.notes, changes.get("sized"))
+    context["answer"] = answer
+    context["offers"] = changes.get("offers") or []
+    context["offers_change"] = any(row["changes"] for row in context["offers"])
+    if changes.get("moves"):
+        context["changes"] = change_sentences(changes, result)
+        context["moves"] = changes["moves"]
+        if all("recommended_lead_usd" in m for m in changes["moves"]):
+            context["sensitivity"] = sensitivity_chart(changes)
     sources = source_rows(result=result, engine_version=run.engine_version)
     context["sources"] = sources
     flags = [flag for row in sources["sourced"] for flag in row["flags"]]
@@ -232,6 +233,22 @@ def answer_json(request: HttpRequest, pk: int) -> HttpResponse:
         json.dumps(question.run.result, indent=2, allow_nan=False), content_type="application/json"
     )
     response["Content-Disposition"] = f'attachment; filename="question-{question.pk}-result.json"'
+    return response
+
+
+@role_required(VIEWER)
+@require_GET
+def answer_plan(request: HttpRequest, pk: int) -> HttpResponse:
+    """The recommended plan at its best size as a scenario document: ``manage.py simulate`` gives
+    the answer's figures from it."""
+    question = _question(request, pk)
+    sized = (question.changes or {}).get("sized")
+    if sized is None or question.changes.get("run") != question.run_id:
+        raise Http404("the answer recommends an option of the question's own scenario")
+    response = HttpResponse(
+        json.dumps(sized["document"], indent=2, allow_nan=False), content_type="application/json"
+    )
+    response["Content-Disposition"] = f'attachment; filename="question-{question.pk}-plan.json"'
     return response
 
 
