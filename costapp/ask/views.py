@@ -24,6 +24,7 @@ from accounts.roles import ANALYST, VIEWER, user_has_role
 from costapp.ask.answer import answer_of, change_sentences
 from costapp.ask.charts import sensitivity_chart
 from costapp.ask.forms import QuestionForm
+from costapp.ask.needs import work_needs
 from costapp.ask.plan import question_plan
 from costapp.ask.steps import changes_publish
 from costapp.models import Question, Scenario, SimulationRun
@@ -162,6 +163,9 @@ def answer_context(question: Question) -> dict[str, Any]:
         return context
     answer = answer_of(result, question.notes, changes.get("sized"))
     context["answer"] = answer
+    context["needs"] = work_needs(
+        result["inputs"], result["gpus"], question.notes.get("gpu_names", {})
+    )
     context["offers"] = changes.get("offers") or []
     context["offers_change"] = any(row["changes"] for row in context["offers"])
     if changes.get("moves"):
