@@ -373,10 +373,10 @@ def _sweeps(
     document: dict[str, Any], figures: dict[str, Any], roles: dict[str, dict],
     answers: dict[str, Any],
 ) -> list[dict]:  # fmt: skip
-    """A sweep of each 3-year commitment (committed GPUs) and of each owned option (servers): 0 to
-    twice the plan's own size, about 20 steps; and each mix sized jointly (owned GPUs held, the
-    bought servers and the commitment each 0 to twice its own size), by the worst tenth's NPV
-    when the lead must be sure, else the mean NPV, with the chance of work left undone asked."""
+    """Each mix sized jointly (owned GPUs held, the bought servers and the 3-year commitment each
+    0 to twice its own size), by the worst tenth's NPV when the lead must be sure, else the mean
+    NPV, with the chance of work left undone asked; a 3-year commitment (committed GPUs) or an
+    owned option (servers) in no mix swept alone, 0 to twice the plan's own size, about 20 steps."""
     sized = [o["name"] for o in document["options"]
              if roles[o["name"]]["family"] in ("committed_3y", "on_prem")]  # fmt: skip
     mixes = [o for o in document["options"] if o["type"] == "mix"]
@@ -407,7 +407,8 @@ def _sweeps(
                 ranges.append(_range(size_of(layer), MIX_STEPS))
         sweeps.append({"option": mix["name"], "layers": ranges, "objective": objective,
                        "max_shortfall_probability": undone})  # fmt: skip
-    for name in sized[: schema.MAX_SWEEPS - len(sweeps)]:
+    in_mix = {layer for mix in mixes for layer in mix["layers"]}
+    for name in [n for n in sized if n not in in_mix][: schema.MAX_SWEEPS - len(sweeps)]:
         sweeps.append({"option": name, **_range(size_of(name), SWEEP_CANDIDATES),
                        "objective": objective, "max_shortfall_probability": undone})  # fmt: skip
     return sweeps

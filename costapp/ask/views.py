@@ -121,6 +121,10 @@ def _question(request: HttpRequest, pk: int) -> Question:
     return found
 
 
+ANSWER_CHARTS = ("cumulative", "layers-", "fan")
+"""The run's charts an answer shows: cumulative cost, what each mix's layers serve each month,
+the spread over the futures (the run page has them all)."""
+
 CHANGES_LOST_AFTER = timedelta(seconds=60)
 """A finished run whose "what would change" has not arrived this long after: its step is sent
 again (its message was lost)."""
@@ -181,7 +185,9 @@ def answer_context(question: Question) -> dict[str, Any]:
         "unknown": sum(1 for f in flags if f.startswith("of unknown age")),
         "other": sum(1 for f in flags if not f.startswith(("stale", "of unknown age"))),
     }
-    context["charts"] = chart_cache.run_charts(run=run)
+    context["charts"] = [
+        chart for chart in chart_cache.run_charts(run=run) if chart.key.startswith(ANSWER_CHARTS)
+    ]
     context["result"] = result
     return context
 
