@@ -15,7 +15,7 @@ def _gpu_name(gpu: str, names: dict[str, str]) -> str:
     return names.get(gpu, gpu)
 
 
-def _serving(w: dict[str, Any], names: dict[str, str]) -> str:
+def _serving(w: dict[str, Any], gpus: dict[str, Any], names: dict[str, str]) -> str:
     x = w["tokens_per_second"]
     decode = x / w["tokens_per_second_per_gpu"]
     ratio = w.get("input_tokens_per_output_token") or 0.0
@@ -32,6 +32,13 @@ def _serving(w: dict[str, Any], names: dict[str, str]) -> str:
                  f"{w['prefill_tokens_per_second_per_gpu']:,.0f} tokens/s each")  # fmt: skip
     said += (f"), {math.ceil(busy * peak - 1e-9):,} at the busiest hours ({peak:g} times the "
              f"average, {hours:g} hours a day)")  # fmt: skip
+    memory = (gpus.get(w["gpu"]) or {}).get("memory_gb")
+    if w.get("params_billion") and memory:
+        fit = math.ceil(2 * w["params_billion"] * 1.2 / memory - 1e-9)
+        held = (w.get("min_replicas") or 0) * max(1, fit)
+        if held:
+            said += (f"; one replica of the model takes {fit:,} GPU{'s' * (fit != 1)}, "
+                     f"{held:,} held ready all month whatever the traffic")  # fmt: skip
     growth = w.get("monthly_growth") or 0.0
     if growth:
         yearly = (1 + growth) ** 12 - 1
@@ -77,7 +84,7 @@ def work_needs(inputs: dict[str, Any], gpus: dict[str, Any], names: dict[str, st
     said = []
     for w in inputs["workloads"]:
         if w["type"] == "inference" and w.get("tokens_per_second_per_gpu"):
-            said.append(_serving(w, names))
+            said.append(_serving(w, gpus, names))
         elif w["type"] == "training" and w.get("flops_per_run"):
             said.append(_training(w, gpus, mtbf, names))
     return said

@@ -41,10 +41,13 @@ class OfferChoice:
 
 
 def acceptable_prices(gpu: str, billing: str, answers: dict[str, Any], today: date) -> OfferChoice:
-    """The prices of ``gpu`` for ``billing`` the question accepts, by USD per GPU-hour."""
+    """The prices of ``gpu`` for ``billing`` the question accepts, by USD per GPU-hour (with
+    ``answers["provider"]``, that provider's alone)."""
     rows = with_confidence(
         current_prices().filter(offer__gpu__slug=gpu, billing=billing)
     ).select_related("offer__provider", "offer__gpu", "region")
+    if answers.get("provider"):
+        rows = rows.filter(offer__provider__slug=answers["provider"])
     kinds = answers.get("kinds") or []
     if kinds:
         rows = rows.filter(offer__provider__kind__in=kinds)

@@ -237,7 +237,7 @@ def _gpu_options(gpu: str, name: str, answers: dict[str, Any], today: date, hori
              f"({_seller(price)})", "offer": offer_ref(price), "scaling": "fixed"},
             "on_demand_fixed", f"rent a fleet of {name} GPUs on demand, kept running",
             on_demand, where=_where(price), seller=_seller(price))  # fmt: skip
-    committed_3y = None
+    committed_3y = committed_seller = None
     for years in (1, 3, 5):
         if years == 5 and horizon < 60:
             continue
@@ -254,7 +254,7 @@ def _gpu_options(gpu: str, name: str, answers: dict[str, Any], today: date, hori
             f"commit to {name} GPUs for {years} year{'s' * (years > 1)}", choice,
             years=years, where=_where(price), seller=_seller(price))  # fmt: skip
         if years == 3:
-            committed_3y = option["name"]
+            committed_3y, committed_seller = option["name"], price.offer.provider.slug
     dedicated = _valid_quotes(DedicatedQuote, gpu, today)
     if not dedicated:
         left_out.append(f"Leasing dedicated {name} servers: no dedicated-server quote for it "
@@ -296,7 +296,18 @@ def _gpu_options(gpu: str, name: str, answers: dict[str, Any], today: date, hori
              "usd_per_server_month": answers.get("owned_usd_per_month") or 0.0},
             "owned", f"keep the {count:,} {name} GPUs already owned", count=count)  # fmt: skip
     layers = [n for n in (owned, bought, committed_3y) if n]
-    if layers and elastic_name:
+    rest = elastic_name
+    cheapest_seller = on_demand.chosen.offer.provider.slug if on_demand.chosen else None
+    if layers and elastic_name and committed_3y and committed_seller != cheapest_seller:
+        same = acceptable_prices(gpu, "on_demand", {**answers, "provider": committed_seller}, today)
+        if same.chosen is not None:  # the commitment and the rest from one provider
+            rest = f"{name} on demand, as needed ({_seller(same.chosen)})"
+            add({"type": "cloud", "name": rest, "offer": offer_ref(same.chosen),
+                 "scaling": "elastic"},
+                "on_demand_elastic", f"rent {name} GPUs on demand as the work needs them",
+                same, rate=float(same.chosen.usd_per_gpu_hour), where=_where(same.chosen),
+                seller=_seller(same.chosen))  # fmt: skip
+    if layers and rest:
         mix = (
             f"{name}: "
             + ", ".join(
@@ -305,8 +316,8 @@ def _gpu_options(gpu: str, name: str, answers: dict[str, Any], today: date, hori
             )
             + ", on-demand rest"
         )
-        add({"type": "mix", "name": mix, "layers": layers, "rest": elastic_name},
-            "mix", f"a mix of {name}", layers=layers, rest=elastic_name)  # fmt: skip
+        add({"type": "mix", "name": mix, "layers": layers, "rest": rest},
+            "mix", f"a mix of {name}", layers=layers, rest=rest)  # fmt: skip
     return options, left_out, roles, others
 
 
