@@ -40,7 +40,7 @@ def _size_words(
     if family.startswith("committed"):
         years = role.get("years", 1)
         return f"Commit to {gpus:,} {option['gpu']} {unit} for {years} year{'s' * (years > 1)}"
-    if family == "on_demand_elastic":
+    if family in ("on_demand_elastic", "on_demand_rest"):
         return f"Rent {option['gpu']} on demand as the work needs it, up to {gpus:,} {unit} at the peak"
     if family == "on_demand_fixed":
         return f"Rent a fleet of {gpus:,} {option['gpu']} {unit} on demand, kept running"

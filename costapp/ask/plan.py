@@ -304,7 +304,7 @@ def _gpu_options(gpu: str, name: str, answers: dict[str, Any], today: date, hori
             rest = f"{name} on demand, as needed ({_seller(same.chosen)})"
             add({"type": "cloud", "name": rest, "offer": offer_ref(same.chosen),
                  "scaling": "elastic"},
-                "on_demand_elastic", f"rent {name} GPUs on demand as the work needs them",
+                "on_demand_rest", f"rent {name} GPUs on demand as the work needs them",
                 same, rate=float(same.chosen.usd_per_gpu_hour), where=_where(same.chosen),
                 seller=_seller(same.chosen))  # fmt: skip
     if layers and rest:
