@@ -38,8 +38,8 @@ REGIONS = {
 }
 """Where the offers may be (``Region.geography``), in words."""
 SURE = {
-    "average": "on average over the futures (mean NPV)",
-    "tail": "even in the worst tenth of futures (the worst tenth's NPV)",
+    "average": "on average (mean NPV)",
+    "tail": "in the worst tenth of futures",
 }
 """How sure the answer must be: the objective of the mix's sizing."""
 MAX_CLUSTER_GPUS = 10_000_000
@@ -77,14 +77,14 @@ class QuestionForm(forms.Form):
             (key, f"{key}: between {low:g}× and {high:g}× the figures below")
             for key, (low, high) in CERTAINTY.items()
         ],
-        help_text="the range the answer's P10–P90 covers",
+        help_text="the range the answer's P10–P90 covers; default: medium",
     )
     gpus = forms.MultipleChoiceField(
         label="GPU models to consider",
         initial=["h100-sxm"],
         choices=[],
         widget=forms.CheckboxSelectMultiple(attrs={"class": "gpu-choices"}),
-        help_text="up to three; each is priced every way the catalog can",
+        help_text="up to three; each is priced every way the catalog can; default: H100 SXM5",
     )
 
     egress_tb_per_month = forms.FloatField(
@@ -106,7 +106,8 @@ class QuestionForm(forms.Form):
         label="How sure the answer must be",
         initial="average",
         choices=list(SURE.items()),
-        help_text="the worst tenth sizes the plan for bad futures, not the average one",
+        help_text="the worst tenth sizes the plan for bad futures, not the average one; default: on "
+        "average",
     )
     undone_percent = forms.FloatField(
         required=False,
@@ -167,7 +168,7 @@ class QuestionForm(forms.Form):
         label="Model",
         choices=MODEL_CHOICES,
         initial="llama-3.1-70b",
-        help_text="its size comes from its model card",
+        help_text="its size comes from its model card; default: Llama 3.1 70B",
     )
     serve_params_billion = _number("Model size (billions of parameters)", "only for another model")
     tokens_per_day = _number(
@@ -201,7 +202,7 @@ class QuestionForm(forms.Form):
         label="Model",
         choices=MODEL_CHOICES,
         initial="llama-3.1-70b",
-        help_text="its size comes from its model card",
+        help_text="its size comes from its model card; default: Llama 3.1 70B",
     )
     train_params_billion = _number("Model size (billions of parameters)", "only for another model")
     train_tokens_billion = _number("Training tokens per run (billions)", "the tokens one run reads")
@@ -214,7 +215,7 @@ class QuestionForm(forms.Form):
             ("full", "full: every weight, with its optimizer state"),
         ],
         initial="lora",
-        help_text="adapters hold no optimizer state for the whole model",
+        help_text="adapters hold no optimizer state for the whole model; default: adapters",
     )
     train_cluster_gpus = forms.IntegerField(
         required=False,

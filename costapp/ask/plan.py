@@ -431,8 +431,9 @@ def question_title(answers: dict[str, Any]) -> str:
         parts.append(f"{'fine-tune' if answers.get('train_method') != 'full' else 'train'} "
                      f"{_model_words(answers, 'train')}")  # fmt: skip
     if answers.get("serve"):
-        parts.append(f"serve {_model_words(answers, 'serve')} at "
-                     f"{answers['tokens_per_day'] / 1e6:,.3g}M tokens a day")  # fmt: skip
+        per_day = answers["tokens_per_day"]
+        amount = f"{per_day / 1e9:,.3g} B" if per_day >= 1e9 else f"{per_day / 1e6:,.3g} M"
+        parts.append(f"serve {_model_words(answers, 'serve')} at {amount} tokens a day")
     if answers.get("steady"):
         parts.append(f"{answers['steady_gpus']:g} GPUs steady")
     return f"Ask: {', then '.join(parts)} over {answers['months']} months"
