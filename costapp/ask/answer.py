@@ -50,8 +50,9 @@ def _size_words(
                 f"{role.get('gpus_per_server', 8)} {option['gpu']} from {role.get('vendor')}")  # fmt: skip
     if family == "on_prem":
         servers = own.get("servers") or 0
+        bridge = f", {role['bridge']}" if role.get("bridge") else ""
         return (f"Buy {servers:,} server{'s' * (servers != 1)} of {role.get('gpus_per_server', 8)} "
-                f"{option['gpu']}")  # fmt: skip
+                f"{option['gpu']}{bridge}")  # fmt: skip
     if family == "owned":
         return f"Keep the {role.get('count', gpus):,} {option['gpu']} already owned, paying their running cost alone"
     if family == "mix":

@@ -104,3 +104,22 @@ def test_a_worker_and_a_web_process_register_the_step_and_nothing_imports_its_mo
     assert ASK_CHANGES_TASK in found["web"]
     graph = grimp.build_graph("costapp", cache_dir=None)
     assert graph.find_modules_that_directly_import("costapp.ask.tasks") == set()
+
+
+def test_bought_servers_are_bridged_at_the_cheapest_on_demand_price_of_their_gpu(
+    client, catalog, tasks_in_process
+):
+    question = _asked(client)
+    roles = question.notes["roles"]
+    options = {o["name"]: o for o in question.scenario.document["options"]}
+    bought = next(n for n, r in roles.items() if r["family"] == "on_prem")
+    elastic = next(n for n, r in roles.items() if r["family"] == "on_demand_elastic")
+    assert options[bought]["bridge_usd_per_gpu_hour"] == roles[elastic]["rate"]
+    assert (
+        f"${roles[elastic]['rate']:,.2f} per GPU-hour until they arrive" in roles[bought]["bridge"]
+    )
+    result = {o["name"]: o for o in question.run.result["options"]}
+    assert result[bought]["feasible"]  # the months before the servers arrive are rented
+    assert question.run.result["inputs"]["options"][list(options).index(bought)][
+        "bridge_usd_per_gpu_hour"
+    ] == roles[elastic]["rate"]  # fmt: skip
