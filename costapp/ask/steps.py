@@ -12,6 +12,7 @@ from typing import Any
 from django.dispatch import receiver
 
 from costapp.ask.answer import answer_of, offers_priced_again, what_would_change
+from costapp.ask.sized import sized_plan
 from costapp.models import Question, SimulationRun
 from costapp.runs import store
 from costapp.runs.followups import run_succeeded
@@ -37,16 +38,34 @@ def changes_publish(run_id: int) -> None:
 
 
 def changes_of(result: dict[str, Any], notes: dict[str, Any], run_id: int) -> dict[str, Any]:
-    """ "What would change" of a result: ``run`` (the run it belongs to); with a runner-up, the
-    crossings and moves (:func:`costapp.ask.answer.what_would_change`); ``offers``: the next
-    acceptable offers of each priced option, priced again."""
-    answer = answer_of(result, notes)
+    """The answer's step of a result: ``run`` (the run it belongs to); ``sized``: the plan
+    recommended at its best size, priced on every path (:func:`costapp.ask.sized.sized_plan`),
+    when a size the sizing found beats every option at its own; with a runner-up, the crossings
+    and moves (:func:`costapp.ask.answer.what_would_change`); ``offers``: the next acceptable
+    offers of each price the plan rests on, priced again; ``shared``: the sentence and the prices
+    it rests on as a read-only link shows them."""
+    sized = sized_plan(result, notes.get("objective") or "mean_npv")
+    answer = answer_of(result, notes, sized)
     changes: dict[str, Any] = {"run": run_id}
+    inputs = sized["inputs"] if sized else None
+    if sized is not None:
+        changes["sized"] = sized
     if answer["recommended"] and answer["runner_up"]:
-        changes.update(what_would_change(result, answer["recommended"], answer["runner_up"]))
+        changes.update(
+            what_would_change(result, answer["recommended"], answer["runner_up"], inputs)
+        )
     if answer["recommended"]:
-        changes["offers"] = offers_priced_again(result, notes, answer["recommended"])
+        changes["offers"] = offers_priced_again(result, notes, answer["recommended"], inputs)
+    shared = answer_of(result, quotes_hidden(notes), sized)
+    changes["shared"] = {"sentence": shared["sentence"], "rests_on": shared["rests_on"]}
     return changes
+
+
+def quotes_hidden(notes: dict[str, Any]) -> dict[str, Any]:
+    """The notes with each quote's vendor said as "a quote": what a read-only link shows."""
+    roles = {name: {**role, "vendor": "a quote"} if role.get("vendor") else role
+             for name, role in (notes.get("roles") or {}).items()}  # fmt: skip
+    return {**notes, "roles": roles}
 
 
 def question_changes_compute(run_id: int) -> list[int]:

@@ -123,3 +123,23 @@ def test_bought_servers_are_bridged_at_the_cheapest_on_demand_price_of_their_gpu
     assert question.run.result["inputs"]["options"][list(options).index(bought)][
         "bridge_usd_per_gpu_hour"
     ] == roles[elastic]["rate"]  # fmt: skip
+
+
+def test_a_read_only_link_of_the_questions_run_opens_on_the_answer_and_its_prices(
+    client, catalog, tasks_in_process
+):
+    from django.test import Client
+
+    from costapp.runs.links import run_link_create
+    from hardware.models import DedicatedQuote
+
+    question = _asked(client)
+    _link, key = run_link_create(run=question.run, user=question.owner)
+    page = Client().get(f"/shared/{key}/").content.decode()  # nobody signed in
+    answer = page[page.index('id="shared-answer"') :].split("</section>")[0]
+    assert page.index('id="shared-answer"') < page.index('id="run-body"')
+    own = client.get(f"/ask/{question.pk}/").content.decode()
+    assert _sentence(answer) == _sentence(own)
+    assert "The prices it rests on" in answer and "per GPU-hour" in answer and "days ago" in answer
+    for vendor in DedicatedQuote.objects.values_list("vendor", flat=True):
+        assert vendor not in answer
