@@ -53,7 +53,8 @@ def resized(inputs: dict[str, Any], name: str, field: str, size: Any) -> dict[st
 def sized_plan(result: dict[str, Any], objective: str) -> dict[str, Any] | None:
     """The recommended plan at its best size, priced on every path: ``option``, ``size``,
     ``field``, ``document`` (the baseline, the option and its parts), ``inputs`` (every option,
-    this one resized) and ``figures`` (its entry of the priced result); None when the
+    this one resized), ``priced`` (the document's result) and ``figures`` (its entry there); None
+    when the
     recommendation is an option at its own size (the run's figures are then the answer's)."""
     pick = recommendation(result, objective)
     if pick is None or pick["size"] is None:
@@ -70,4 +71,4 @@ def sized_plan(result: dict[str, Any], objective: str) -> dict[str, Any] | None:
     }
     priced = simulate(document, result["gpus"])
     figures = next(o for o in priced["options"] if o["name"] == name)
-    return {**pick, "document": document, "inputs": inputs, "figures": figures}
+    return {**pick, "document": document, "inputs": inputs, "figures": figures, "priced": priced}

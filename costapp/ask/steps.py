@@ -7,18 +7,24 @@ the id of the run it belongs to. A run of the scenario as it now stands becomes 
 from __future__ import annotations
 
 import logging
+from dataclasses import asdict
 from typing import Any
 
 from django.dispatch import receiver
 
 from costapp.ask.answer import answer_of, offers_priced_again, what_would_change
 from costapp.ask.sized import sized_plan
+from costapp.charts import result_charts
 from costapp.models import Question, SimulationRun
 from costapp.runs import store
 from costapp.runs.followups import run_succeeded
 from costapp.scenarios.services import document_sha256
 
 logger = logging.getLogger(__name__)
+
+ANSWER_CHARTS = ("cumulative", "layers-", "fan")
+"""The charts an answer shows: cumulative cost, what each layer of a mix serves each month, the
+spread over the futures (the run page has them all)."""
 
 ASK_CHANGES_TASK = "costapp.ask_changes"
 """The task that works out a finished run's "what would change" for its questions."""
@@ -49,7 +55,11 @@ def changes_of(result: dict[str, Any], notes: dict[str, Any], run_id: int) -> di
     changes: dict[str, Any] = {"run": run_id}
     inputs = sized["inputs"] if sized else None
     if sized is not None:
+        priced = sized.pop("priced")
         changes["sized"] = sized
+        changes["charts"] = [
+            asdict(chart) for chart in result_charts(priced) if chart.key.startswith(ANSWER_CHARTS)
+        ]
     if answer["recommended"] and answer["runner_up"]:
         changes.update(
             what_would_change(result, answer["recommended"], answer["runner_up"], inputs)

@@ -26,7 +26,8 @@ from costapp.ask.charts import sensitivity_chart
 from costapp.ask.forms import QuestionForm
 from costapp.ask.needs import work_needs
 from costapp.ask.plan import question_plan
-from costapp.ask.steps import changes_publish
+from costapp.ask.steps import ANSWER_CHARTS, changes_publish
+from costapp.charts import Chart, Table
 from costapp.models import Question, Scenario, SimulationRun
 from costapp.reports.sources import source_rows
 from costapp.runs import chart_cache, pipeline
@@ -121,10 +122,6 @@ def _question(request: HttpRequest, pk: int) -> Question:
     return found
 
 
-ANSWER_CHARTS = ("cumulative", "layers-", "fan")
-"""The run's charts an answer shows: cumulative cost, what each mix's layers serve each month,
-the spread over the futures (the run page has them all)."""
-
 CHANGES_LOST_AFTER = timedelta(seconds=60)
 """A finished run whose "what would change" has not arrived this long after: its step is sent
 again (its message was lost)."""
@@ -145,6 +142,27 @@ def question_run(question: Question) -> SimulationRun | None:
         Question.objects.filter(pk=question.pk).update(run=latest, changes=None)
         question.run, question.changes = latest, None
     return latest
+
+
+def answer_charts(
+    run: SimulationRun, changes: dict[str, Any], recommended: str | None
+) -> list[Chart]:
+    """The charts of the plan recommended: at its best size, those its step drew of it; else the
+    run's cumulative cost and spread, and what the mix's layers serve when a mix at its own size
+    is the answer."""
+    if changes.get("charts"):
+        return [
+            Chart(**{**c, "tables": [Table(**t) for t in c["tables"]]}) for c in changes["charts"]
+        ]
+    mix_key = next(
+        (f"layers-{i + 1}" for i, o in enumerate(run.result["options"]) if o["name"] == recommended),
+        None,
+    ) if run.result else None  # fmt: skip
+    return [
+        chart for chart in chart_cache.run_charts(run=run)
+        if chart.key.startswith(ANSWER_CHARTS) and (not chart.key.startswith("layers-")
+                                                     or chart.key == mix_key)
+    ]  # fmt: skip
 
 
 def answer_context(question: Question) -> dict[str, Any]:
@@ -185,9 +203,7 @@ def answer_context(question: Question) -> dict[str, Any]:
         "unknown": sum(1 for f in flags if f.startswith("of unknown age")),
         "other": sum(1 for f in flags if not f.startswith(("stale", "of unknown age"))),
     }
-    context["charts"] = [
-        chart for chart in chart_cache.run_charts(run=run) if chart.key.startswith(ANSWER_CHARTS)
-    ]
+    context["charts"] = answer_charts(run, changes, answer["recommended"])
     context["result"] = result
     return context
 
