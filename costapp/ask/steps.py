@@ -15,6 +15,7 @@ from django.dispatch import receiver
 from costapp.ask.answer import answer_of, offers_priced_again, what_would_change
 from costapp.ask.sized import sized_plan
 from costapp.charts import result_charts
+from costapp.faults import SERVICE_ERRORS
 from costapp.models import Question, SimulationRun
 from costapp.runs import store
 from costapp.runs.followups import run_succeeded
@@ -96,7 +97,13 @@ def question_changes_compute(run_id: int) -> list[int]:
             continue
         if question.run_id == run.pk and (question.changes or {}).get("run") == run.pk:
             continue  # a second delivery
-        changes = changes_of(run.result, question.notes, run.pk)
+        try:
+            changes = changes_of(run.result, question.notes, run.pk)
+        except SERVICE_ERRORS:
+            raise  # the task tries again
+        except Exception as exc:  # the answer stands on the run alone, and says why
+            logger.exception("question %s: the answer's step failed on run %s", question.pk, run.pk)
+            changes = {"run": run.pk, "error": f"{type(exc).__name__}: {exc}"}
         Question.objects.filter(pk=question.pk).update(run=run, changes=changes)
         updated.append(question.pk)
         logger.info("question %s: what would change worked out from run %s", question.pk, run.pk)

@@ -13,6 +13,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.contrib import messages
+from django.core.cache import cache
 from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -28,6 +29,7 @@ from costapp.ask.needs import work_needs
 from costapp.ask.plan import question_plan
 from costapp.ask.steps import ANSWER_CHARTS, changes_publish
 from costapp.charts import Chart, Table
+from costapp.faults import BROKER_ERRORS
 from costapp.models import Question, Scenario, SimulationRun
 from costapp.reports.sources import source_rows
 from costapp.runs import chart_cache, pipeline
@@ -180,11 +182,16 @@ def answer_context(question: Question) -> dict[str, Any]:
     changes = question.changes if (question.changes or {}).get("run") == run.pk else None
     if changes is None:
         context["changes_pending"] = True
-        if run.finished and timezone.now() - run.finished > CHANGES_LOST_AFTER:
-            changes_publish(run.pk)
+        lost = run.finished and timezone.now() - run.finished > CHANGES_LOST_AFTER
+        try:
+            if lost and cache.add(f"ask-changes-sent:{run.pk}", 1, CHANGES_LOST_AFTER.seconds):
+                changes_publish(run.pk)  # at most once a minute, whoever polls
+        except BROKER_ERRORS:
+            pass  # the queue does not answer: the page polls on, and sends it again later
         return context
     answer = answer_of(result, question.notes, changes.get("sized"))
     context["answer"] = answer
+    context["step_error"] = changes.get("error")
     context["needs"] = work_needs(
         result["inputs"], result["gpus"], question.notes.get("gpu_names", {})
     )

@@ -143,3 +143,48 @@ def test_a_read_only_link_of_the_questions_run_opens_on_the_answer_and_its_price
     assert "The prices it rests on" in answer and "per GPU-hour" in answer and "days ago" in answer
     for vendor in DedicatedQuote.objects.values_list("vendor", flat=True):
         assert vendor not in answer
+
+
+def test_a_step_that_fails_leaves_the_runs_own_answer_and_says_why(
+    client, catalog, tasks_in_process, monkeypatch
+):
+    from costapp.ask import steps
+
+    def broken(*_args, **_kwargs):
+        raise ValueError("no figures today")
+
+    monkeypatch.setattr(steps, "changes_of", broken)
+    question = _asked(client)
+    assert question.changes == {"run": question.run_id, "error": "ValueError: no figures today"}
+    page = client.get(f"/ask/{question.pk}/").content.decode()
+    result = question.run.result
+    best = next(o for o in result["options"] if o["name"] == result["cheapest"])
+    assert f"${best['total_usd']:,.0f} over the 39 months" in _sentence(page)
+    assert 'id="step-error"' in page and "no figures today" in page
+    assert 'data-changes="pending"' not in page  # the page stops polling
+
+
+def test_a_step_lost_is_sent_again_by_the_page_at_most_once_a_minute(
+    client, catalog, tasks_in_process
+):
+    from datetime import timedelta
+
+    from django.core.cache import cache
+    from django.utils import timezone
+
+    question = _asked(client)
+    Question.objects.filter(pk=question.pk).update(changes=None)
+    SimulationRun.objects.filter(pk=question.run_id).update(finished=timezone.now())
+    page = client.get(f"/ask/{question.pk}/").content.decode()
+    assert 'data-changes="pending"' in page and 'id="answer-sentence"' not in page
+    question.refresh_from_db()
+    assert question.changes is None  # not lost yet: its step may still be on its way
+    cache.delete(f"ask-changes-sent:{question.run_id}")
+    SimulationRun.objects.filter(pk=question.run_id).update(
+        finished=timezone.now() - timedelta(minutes=2)
+    )
+    client.get(f"/ask/{question.pk}/")  # sends it again (here it runs at once)
+    question.refresh_from_db()
+    assert question.changes["run"] == question.run_id
+    page = client.get(f"/ask/{question.pk}/").content.decode()
+    assert 'id="answer-sentence"' in page
