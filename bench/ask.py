@@ -1,17 +1,16 @@
 """Ask's speed: ``uv run python bench/ask.py [--repeat N]``.
 
 Sets up a throwaway SQLite database in a temporary folder (migrate, ``load_catalog``), signs in
-an analyst with Django's test client, and asks the 70B question ("fine-tune a 70B model for three
-months, then serve it at 20 million tokens a day for three years") through ``POST /ask/``, in this
-process (no broker configured: the run's units run here). Measures:
+an analyst with Django's test client, and asks the three questions of a finance lead
+(``costapp.ask.presets.LEAD_QUESTIONS``) through ``POST /ask/`` on the embedded default (no broker
+configured: the run's units, its merge and the answer's step, the plan sized and "what would
+change", run in this process as they are published). Measures, for each question:
 
-- building and running the question: the plan (every option family the catalog can price for
-  H100, its sizing sweeps), the run of 10 000 paths with its sweeps, and the "what would change"
-  runs (computed at the answer's first view), wall and CPU time, the median of ``N`` questions;
-- the answer page once its run has finished and its "what would change" is kept: the median of
-  ``N`` views after the first.
+- from the POST to the finished answer (the run succeeded and its step kept on the question), wall
+  time, the median of ``N`` questions;
+- the answer page once finished: the median of ``N`` views (at least 5) after the first.
 
-Targets: the question under 5 s; the answer page under 300 ms. Each figure is printed with its
+Targets: each question under 10 s; the answer page under 300 ms. Each figure is printed with its
 target, met or missed.
 """
 
@@ -27,9 +26,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from costapp.ask.presets import EXAMPLE_QUESTION as QUESTION  # noqa: E402
+from costapp.ask.presets import LEAD_QUESTIONS  # noqa: E402
 
-QUESTION_TARGET_S = 5.0
+QUESTION_TARGET_S = 10.0
 PAGE_TARGET_MS = 300.0
 
 
@@ -37,61 +36,72 @@ def _verdict(value: float, target: float) -> str:
     return "met" if value < target else "MISSED"
 
 
+def _ask(client: object, data: dict) -> tuple[float, object]:
+    from costapp.models import Question
+
+    wall = time.perf_counter()
+    response = client.post("/ask/", data)  # type: ignore[attr-defined]
+    if response.status_code != 302:
+        raise SystemExit(f"the question was refused: {response.status_code}")
+    question = Question.objects.order_by("-pk").first()
+    assert question is not None
+    while True:  # in-process, finished by now; with a broker it would be polled like this
+        question.refresh_from_db()
+        run = question.run
+        assert run is not None
+        run.refresh_from_db()
+        done = (question.changes or {}).get("run") == run.pk
+        if run.status in ("failed", "cancelled"):
+            raise SystemExit(f"the question did not finish: {run.error}")
+        if run.status == "succeeded" and done:
+            break
+        time.sleep(0.05)
+    return time.perf_counter() - wall, question
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=3, help="questions asked, answer views")
+    parser.add_argument("--repeat", type=int, default=1, help="questions asked of each")
     args = parser.parse_args()
     from bench.throwaway import throwaway_django
 
     throwaway_django("gpu-tco-bench-ask-")
+    import logging
+
+    logging.disable(logging.INFO)
     from django.contrib.auth import get_user_model
     from django.contrib.auth.models import Group
     from django.test import Client
-
-    from costapp.models import Question
 
     user = get_user_model().objects.create_user("bench-analyst")
     user.groups.add(Group.objects.get(name="analyst"))
     client = Client()
     client.force_login(user)
 
-    walls, cpus, questions = [], [], []
-    for _ in range(args.repeat):
-        wall, cpu = time.perf_counter(), time.process_time()
-        response = client.post("/ask/", QUESTION)
-        if response.status_code != 302:
-            raise SystemExit(f"the question was refused: {response.status_code}")
-        answer = client.get(response["Location"])  # its first view computes "what would change"
-        walls.append(time.perf_counter() - wall)
-        cpus.append(time.process_time() - cpu)
-        question = Question.objects.order_by("-pk").first()
+    for title, data in LEAD_QUESTIONS.items():
+        walls, question = [], None
+        for _ in range(args.repeat):
+            wall, question = _ask(client, data)
+            walls.append(wall)
         assert question is not None
-        if question.run is None or question.run.status != "succeeded" or not question.changes:
-            raise SystemExit(f"the question did not finish: {question.run and question.run.error}")
-        if b'id="answer-sentence"' not in answer.content:
-            raise SystemExit("the answer page has no answer sentence")
-        questions.append(question)
-    question = questions[-1]
-    assert question.run is not None and question.run.result is not None
-    result = question.run.result
-    print(f"the 70B question: {len(result['options'])} options, {len(result['sizing'])} sweeps, "
-          f"{result['simulation']['paths']:,} paths; cheapest: {result['cheapest']}")  # fmt: skip
-    wall, cpu = statistics.median(walls), statistics.median(cpus)
-    print(f"building and running it, with its 'what would change' runs: wall {wall:.2f} s, CPU "
-          f"{cpu:.2f} s (median of {args.repeat}); target < {QUESTION_TARGET_S:g} s: "
-          f"{_verdict(wall, QUESTION_TARGET_S)}")  # fmt: skip
-    url = f"/ask/{question.pk}/"
-    client.get(url)
-    page_walls, page_cpus = [], []
-    for _ in range(max(args.repeat, 5)):
-        wall, cpu = time.perf_counter(), time.process_time()
-        if client.get(url).status_code != 200:
-            raise SystemExit(f"{url} did not answer 200")
-        page_walls.append(time.perf_counter() - wall)
-        page_cpus.append(time.process_time() - cpu)
-    wall, cpu = statistics.median(page_walls) * 1000, statistics.median(page_cpus) * 1000
-    print(f"the answer page once finished: wall {wall:.1f} ms, CPU {cpu:.1f} ms; target < "
-          f"{PAGE_TARGET_MS:g} ms: {_verdict(wall, PAGE_TARGET_MS)}")  # fmt: skip
+        url = f"/ask/{question.pk}/"  # type: ignore[attr-defined]
+        first = client.get(url)
+        if b'id="answer-sentence"' not in first.content:
+            raise SystemExit(f"{url} has no answer sentence")
+        pages = []
+        for _ in range(max(args.repeat, 5)):
+            start = time.perf_counter()
+            if client.get(url).status_code != 200:
+                raise SystemExit(f"{url} did not answer 200")
+            pages.append(time.perf_counter() - start)
+        result = question.run.result  # type: ignore[attr-defined]
+        wall, page = statistics.median(walls), statistics.median(pages) * 1000
+        print(f"{title}: {len(result['options'])} options, {len(result.get('sizing') or [])} "
+              f"sizings, {result['simulation']['paths']:,} paths")  # fmt: skip
+        print(f"  POST to finished answer: {wall:.2f} s (median of {args.repeat}); target < "
+              f"{QUESTION_TARGET_S:g} s: {_verdict(wall, QUESTION_TARGET_S)}")  # fmt: skip
+        print(f"  answer page once finished: {page:.1f} ms (median of {len(pages)}); target < "
+              f"{PAGE_TARGET_MS:g} ms: {_verdict(page, PAGE_TARGET_MS)}")  # fmt: skip
 
 
 if __name__ == "__main__":

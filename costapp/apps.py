@@ -17,6 +17,7 @@ class CostappConfig(AppConfig):
         # default a task runs in-process only when it is registered. By name, so that no module
         # imports the task module.
         import_module("costapp.runs.tasks")
+        import_module("costapp.ask.tasks")  # and the step's receiver, costapp.ask.steps
 
         from costapp.catalog_references import scenarios_referring
         from hardware.references import checker_register

@@ -14,9 +14,9 @@ from django.dispatch import receiver
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "costapp.settings")
 
-app = Celery("costapp", include=["costapp.runs.tasks"])
-"""The tasks of the run pipeline live in ``costapp.runs.tasks`` (imported by nothing, published
-by name): ``include`` has a worker register them; the apps' ``<app>.tasks`` modules
+app = Celery("costapp", include=["costapp.runs.tasks", "costapp.ask.tasks"])
+"""The tasks of the run pipeline live in ``costapp.runs.tasks``, Ask's step in
+``costapp.ask.tasks`` (imported by nothing, published by name): ``include`` has a worker register them; the apps' ``<app>.tasks`` modules
 (``hardware.tasks``) are found by ``autodiscover_tasks``."""
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()

@@ -24,6 +24,25 @@ MODEL_CHOICES = [
     (CUSTOM, "another model (give its size)"),
 ]
 """The models the form offers by name, and "another model" (its size given)."""
+PROVIDER_KINDS = {
+    "hyperscaler": "hyperscale clouds (AWS, Azure, Google, Oracle)",
+    "gpu-cloud": "GPU clouds (Lambda, CoreWeave, …)",
+    "marketplace": "marketplaces (hosts' listings)",
+}
+"""The kinds of provider a lead may consider (the catalog's ``Provider.kind``), in words."""
+REGIONS = {
+    "any": "anywhere",
+    "americas": "the Americas",
+    "europe": "Europe",
+    "asia-pacific": "Asia-Pacific",
+}
+"""Where the offers may be (``Region.geography``), in words."""
+SURE = {
+    "average": "on average (mean NPV)",
+    "tail": "in the worst tenth of futures",
+}
+"""How sure the answer must be: the objective of the mix's sizing."""
+MAX_CLUSTER_GPUS = 10_000_000
 INFERENCE_BYTES = 2 * 1.2  # FP16 weights plus 20 % for the KV cache and activations [GB per B]
 SERVER_GPUS = 8
 
@@ -58,14 +77,14 @@ class QuestionForm(forms.Form):
             (key, f"{key}: between {low:g}× and {high:g}× the figures below")
             for key, (low, high) in CERTAINTY.items()
         ],
-        help_text="the range the answer's P10–P90 covers",
+        help_text="the range the answer's P10–P90 covers; default: medium",
     )
     gpus = forms.MultipleChoiceField(
         label="GPU models to consider",
         initial=["h100-sxm"],
         choices=[],
         widget=forms.CheckboxSelectMultiple(attrs={"class": "gpu-choices"}),
-        help_text="up to three; each is priced every way the catalog can",
+        help_text="up to three; each is priced every way the catalog can; default: H100 SXM5",
     )
 
     egress_tb_per_month = forms.FloatField(
@@ -76,13 +95,80 @@ class QuestionForm(forms.Form):
         help_text="egress, priced in each provider's tiers where the catalog knows them",
     )
 
+    growth_per_year = forms.FloatField(
+        required=False,
+        label="Growth a year (%)",
+        initial=0,
+        help_text="how much the work grows each year: 50 means 1.5 times a year, taken as "
+        "(1 + 50 %)^(1/12) − 1 = 3.44 % a month",
+    )
+    sure = forms.ChoiceField(
+        label="How sure the answer must be",
+        initial="average",
+        choices=list(SURE.items()),
+        help_text="the worst tenth sizes the plan for bad futures, not the average one; default: on "
+        "average",
+    )
+    undone_percent = forms.FloatField(
+        required=False,
+        label="Chance of leaving work undone you accept (%)",
+        initial=0,
+        min_value=0,
+        max_value=100,
+        help_text="the share of futures in which a plan may leave some work undone",
+    )
+    kinds = forms.MultipleChoiceField(
+        required=False,
+        label="Providers to consider",
+        initial=list(PROVIDER_KINDS),
+        choices=list(PROVIDER_KINDS.items()),
+        widget=forms.CheckboxSelectMultiple(attrs={"class": "kind-choices"}),
+        help_text="by kind; default: all three",
+    )
+    region = forms.ChoiceField(
+        label="Where",
+        initial="any",
+        choices=list(REGIONS.items()),
+        help_text="the part of the world the offers must be in; default: anywhere",
+        error_messages={"invalid_choice": "Choose a region: the Americas, Europe, Asia-Pacific "
+                        "or anywhere (not “%(value)s”)."},
+    )  # fmt: skip
+    max_price_age_days = forms.IntegerField(
+        required=False,
+        label="Oldest price to trust (days)",
+        min_value=1,
+        help_text="default: any age, every stale price said in the answer (the catalog is a "
+        "dated snapshot)",
+    )
+    owned_gpus = forms.IntegerField(
+        required=False,
+        label="GPUs already owned",
+        min_value=0,
+        max_value=MAX_CLUSTER_GPUS,
+        initial=0,
+        help_text="a layer of the plan that costs only its running cost",
+    )
+    owned_gpu = forms.ChoiceField(
+        required=False, label="Which GPU they are", choices=[],
+        help_text="default: the first GPU model considered",
+    )  # fmt: skip
+    owned_usd_per_month = _number(
+        "Their running cost a month (USD)", "power, space, staff: all of it", initial=0
+    )
+    bridge = forms.BooleanField(
+        required=False,
+        initial=True,
+        label="Rent while bought servers arrive",
+        help_text="at the cheapest fitting on-demand price of the same GPU; default: on",
+    )
+
     serve = forms.BooleanField(required=False, label="Serve a model", initial=True)
     serve_model = forms.ChoiceField(
         required=False,
         label="Model",
         choices=MODEL_CHOICES,
         initial="llama-3.1-70b",
-        help_text="its size comes from its model card",
+        help_text="its size comes from its model card; default: Llama 3.1 70B",
     )
     serve_params_billion = _number("Model size (billions of parameters)", "only for another model")
     tokens_per_day = _number(
@@ -99,6 +185,14 @@ class QuestionForm(forms.Form):
         "Busiest hour against the average", "2 means the busiest hour has twice the traffic",
         initial=2, low=1,
     )  # fmt: skip
+    peak_hours_per_day = forms.FloatField(
+        required=False,
+        label="Busiest hours a day",
+        min_value=0.1,
+        max_value=24,
+        help_text="the hours each day traffic stands at its busiest; default 4 (at most 24 ÷ "
+        "the busiest hour's ratio)",
+    )
     serve_start = _month("Serving from month", "1 is the first month", initial=1)
     serve_end = _month("Serving until month", "default: the last month")
 
@@ -108,7 +202,7 @@ class QuestionForm(forms.Form):
         label="Model",
         choices=MODEL_CHOICES,
         initial="llama-3.1-70b",
-        help_text="its size comes from its model card",
+        help_text="its size comes from its model card; default: Llama 3.1 70B",
     )
     train_params_billion = _number("Model size (billions of parameters)", "only for another model")
     train_tokens_billion = _number("Training tokens per run (billions)", "the tokens one run reads")
@@ -121,7 +215,29 @@ class QuestionForm(forms.Form):
             ("full", "full: every weight, with its optimizer state"),
         ],
         initial="lora",
-        help_text="adapters hold no optimizer state for the whole model",
+        help_text="adapters hold no optimizer state for the whole model; default: adapters",
+    )
+    train_cluster_gpus = forms.IntegerField(
+        required=False,
+        label="GPUs a run uses at once",
+        min_value=1,
+        max_value=MAX_CLUSTER_GPUS,
+        error_messages={"max_value": "At most 10,000,000 GPUs at once."},
+        help_text="the cluster a run needs together; default: the fewest that hold the model",
+    )
+    train_days = _number(
+        "or: days a run must finish in", "sets the GPUs at once: the run's GPU-hours over the days"
+    )
+    failures = forms.BooleanField(
+        required=False,
+        initial=True,
+        label="Failures stop runs",
+        help_text="at the GPU's sourced time between failures, each run restarted from its last "
+        "checkpoint; default: on",
+    )
+    checkpoint_minutes = _number("Checkpoint (minutes)", "one checkpoint written", initial=5)
+    restart_minutes = _number(
+        "Restart (minutes)", "from a failure until the run goes on", initial=20
     )
     runs_per_year = _number("Runs a year", "12 means one run a month while it lasts", initial=12)
     train_start = _month("Training from month", "1 is the first month", initial=1)
@@ -144,6 +260,9 @@ class QuestionForm(forms.Form):
         gpus_field = self.fields["gpus"]
         assert isinstance(gpus_field, forms.MultipleChoiceField)
         gpus_field.choices = gpu_choices
+        owned_field = self.fields["owned_gpu"]
+        assert isinstance(owned_field, forms.ChoiceField)
+        owned_field.choices = [("", "the first GPU model considered"), *gpu_choices]
         self.memory = memory
         self.discount_rate = settings.ASK_DISCOUNT_RATE
 
@@ -162,6 +281,15 @@ class QuestionForm(forms.Form):
         gpus = data.get("gpus") or []
         if len(gpus) > 3:
             self.add_error("gpus", "Choose at most three GPU models.")
+        growth = data.get("growth_per_year")
+        if growth is not None and growth <= -100:
+            self.add_error(
+                "growth_per_year", "Must be above −100 % a year (−100 % leaves no work)."
+            )
+        if not data.get("kinds") and "kinds" not in self.errors:
+            self.add_error("kinds", "Choose at least one kind of provider.")
+        if data.get("owned_gpus") and data.get("owned_usd_per_month") is None:
+            self.add_error("owned_usd_per_month", "Give their running cost a month (0 or more).")
         for prefix in ("serve", "train"):
             if not data.get(prefix):
                 continue

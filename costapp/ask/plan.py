@@ -1,14 +1,18 @@
-"""The plan a question builds: an ordinary scenario document (format 1.2) whose options are every
+"""The plan a question builds: an ordinary scenario document (format 1.3) whose options are every
 way the catalog can price the work, with catalog references so that ``sources`` lists them.
 
-For each GPU model considered: the cheapest current on-demand offer whose provider's egress
-pricing is known, else the cheapest of any provider (elastic, and as a fixed fleet), 1- and 3-year commitments where the catalog
-holds them (the cheapest such offer), dedicated servers from a quote still valid, owned servers
-from a purchase quote still valid with the running costs from the sourced assumptions; and, when a
-served model is one the catalog sells by the token, the cheapest hosted price of it. A sizing
-sweep for each GPU's 3-year commitment and owned servers (0 to twice the plan's own size in the
-option's unit); a 10 000-path Monte Carlo over the demand range. An option the catalog cannot
-price is left out, and ``notes["left_out"]`` says which and why.
+For each GPU model considered, at the offers the question accepts (``costapp.ask.offers``: the
+provider kinds and regions asked, no older than asked, flag-free with known egress wherever such
+an offer exists), the cheapest of each: on demand (elastic, and as a fixed fleet), 1-, 3- and,
+over 60 months or more, 5-year commitments; dedicated servers from a quote still valid; owned
+servers from a purchase quote still valid with the running costs from the sourced assumptions and,
+asked, a bridge at that GPU's on-demand price until they arrive; the GPUs already owned (a
+dedicated layer costing their running cost alone); and a ``mix`` of those owned, those bought,
+the 3-year commitment and the on-demand rest, sized jointly. When a served model is one the
+catalog sells by the token, the cheapest hosted price of it. Training counts failures at the
+GPU's sourced time between failures when asked. A 10 000-path Monte Carlo over the demand range.
+An option the catalog cannot price is left out, and ``notes["left_out"]`` says which and why;
+``notes["alternatives"]`` keeps the next acceptable offers of each priced option.
 """
 
 from __future__ import annotations
@@ -18,18 +22,22 @@ from datetime import date
 from typing import Any
 
 from costapp.ask.forms import CERTAINTY, INFERENCE_BYTES
+from costapp.ask.offers import acceptable_prices, alternatives, offer_ref, price_words
 from costapp.ask.presets import MODEL_PRESETS, preset_get
 from costapp.scenarios.catalog import engine_gpu_figures
 from costapp.scenarios.sources import resolved_catalog_refs
 from costapp.tco import normalize, plan_build, schema
 from hardware import market
 from hardware import selectors as catalog
-from hardware.models import DedicatedQuote, EgressTier, GpuModel, PurchaseQuote
+from hardware.models import DedicatedQuote, GpuModel, PurchaseQuote
 
 PATHS = 10_000
 LORA_FLOPS_PER_TOKEN = 6  # [FLOP per parameter and token], as the shipped 70B example counts it
 TRAINING_MFU = 0.4
 SWEEP_CANDIDATES = 21
+MIX_STEPS = 6
+"""Sizes tried per sized layer of a mix (0 to twice the layer's own size)."""
+MTBF_FALLBACK = "gpu_mtbf_hours_h100"
 
 ASSUMPTION_FIELDS = {
     "colo_usd_per_kw_month": "colo_usd_per_kw_month",
@@ -40,38 +48,25 @@ ASSUMPTION_FIELDS = {
 """The on-prem running costs the plan takes from the sourced assumptions (field -> key)."""
 
 
-def _egress_known() -> set[str]:
-    return set(EgressTier.objects.values_list("provider__slug", flat=True))
-
-
-def _cheapest(gpu: str, billing: str, known: set[str]) -> Any | None:
-    """The current price row of ``gpu`` for ``billing`` with the lowest USD per GPU-hour whose
-    provider's egress is known; else the cheapest of any provider, its egress pricing unknown
-    (``sources`` and the warnings then say so); None when there is none."""
-    rows = (
-        catalog.current_prices()
-        .filter(offer__gpu__slug=gpu, billing=billing)
-        .order_by(
-            "usd_per_gpu_hour", "offer__provider__slug", "offer__instance_type", "region__code"
-        )
-    )
-    return rows.filter(offer__provider__slug__in=known).first() or rows.first()
-
-
-def _offer_ref(price: Any) -> dict[str, str]:
-    return {
-        "provider": price.offer.provider.slug,
-        "instance": price.offer.instance_type,
-        "region": price.region.code,
-    }
-
-
 def _where(price: Any) -> str:
     return f"{price.offer.provider.name} {price.offer.instance_type} in {price.region.code}"
 
 
 def _seller(price: Any) -> str:
     return str(price.offer.provider.name)
+
+
+def _mtbf_key(gpu: str) -> tuple[str | None, str | None]:
+    """The sourced assumption holding ``gpu``'s time between failures, and a sentence when it is
+    another GPU's (the catalog sources the H100's alone)."""
+    family = gpu.split("-")[0]
+    own = f"gpu_mtbf_hours_{family}"
+    if market.assumption_value(own) is not None:
+        return own, None
+    if market.assumption_value(MTBF_FALLBACK) is not None:
+        return MTBF_FALLBACK, (f"Failures on {gpu}: the catalog sources no time between failures "
+                               "for it, so the H100's is used.")  # fmt: skip
+    return None, f"Failures on {gpu}: the catalog sources no time between failures; none counted."
 
 
 def workloads_of(answers: dict[str, Any], first_gpu: str, figures: dict[str, Any]) -> list[dict]:
@@ -91,7 +86,10 @@ def workloads_of(answers: dict[str, Any], first_gpu: str, figures: dict[str, Any
             "input_tokens_per_output_token": answers.get("prompt_tokens") or 0.0,
             "start_month": answers.get("serve_start") or 1,
             "end_month": answers.get("serve_end") or months,
+            "monthly_growth": monthly_growth(answers),
         }
+        if answers.get("peak_hours_per_day"):
+            serving["peak_hours_per_day"] = answers["peak_hours_per_day"]
         found.append(serving)
     if answers.get("train"):
         found.append(_training(answers, first_gpu, figures))
@@ -105,9 +103,16 @@ def workloads_of(answers: dict[str, Any], first_gpu: str, figures: dict[str, Any
                 "utilization": answers.get("steady_utilization")
                 if answers.get("steady_utilization") is not None
                 else 1.0,
+                "monthly_growth": monthly_growth(answers),
             }
         )
     return found
+
+
+def monthly_growth(answers: dict[str, Any]) -> float:
+    """The growth a year asked, as the format's rate a month: (1 + g)^(1/12) − 1."""
+    per_year = (answers.get("growth_per_year") or 0.0) / 100
+    return float((1 + per_year) ** (1 / 12) - 1)
 
 
 def _params(answers: dict[str, Any], prefix: str) -> float:
@@ -145,10 +150,19 @@ def _training(answers: dict[str, Any], gpu: str, figures: dict[str, Any]) -> dic
             workload["flops_per_run"] = LORA_FLOPS_PER_TOKEN * params * 1e9 * tokens * 1e9
         else:
             workload["params_billion"], workload["tokens_billion"] = params, tokens
-    if lora or "flops_per_run" in workload:
+    if answers.get("train_cluster_gpus"):
+        workload["cluster_gpus"] = answers["train_cluster_gpus"]
+    elif answers.get("train_days") and tflops:
+        flops = workload.get("flops_per_run") or 6 * params * 1e9 * workload["tokens_billion"] * 1e9
+        gpu_hours = flops / (tflops * 1e12 * TRAINING_MFU * 3600)
+        workload["cluster_gpus"] = max(1, math.ceil(gpu_hours / (answers["train_days"] * 24)))
+    elif lora or "flops_per_run" in workload:
         memory = (figures.get(gpu) or {}).get("memory_gb") or 80
         need = params * INFERENCE_BYTES / (0.9 * memory)  # frozen FP16 weights, 10 % spare
         workload["cluster_gpus"] = min(8, 2 ** math.ceil(math.log2(max(1.0, need))))
+    if answers.get("failures"):
+        workload["checkpoint_hours"] = (answers.get("checkpoint_minutes") or 0.0) / 60
+        workload["restart_hours"] = (answers.get("restart_minutes") or 0.0) / 60
     return workload
 
 
@@ -181,41 +195,66 @@ def _valid_quotes(model: Any, gpu: str, today: date) -> list[Any]:
     ]
 
 
-def _gpu_options(gpu: str, name: str, today: date, known: set[str], horizon: int) -> tuple[list[dict], list[str], dict[str, dict]]:  # fmt: skip
+def _gpu_options(gpu: str, name: str, answers: dict[str, Any], today: date, horizon: int,
+                 training: bool) -> tuple[list[dict], list[str], dict[str, dict], dict[str, list]]:  # fmt: skip
     options: list[dict] = []
     left_out: list[str] = []
     roles: dict[str, dict] = {}
+    others: dict[str, list] = {}
+    mtbf: dict[str, Any] = {}
+    if training and answers.get("failures"):
+        key, said = _mtbf_key(gpu)
+        if key:
+            mtbf = {"gpu_mtbf_hours": {"assumption": key}}
+        if said:
+            left_out.append(said)
 
-    def add(option: dict, family: str, words: str, **extra: Any) -> None:
-        options.append(option)
+    def add(option: dict, family: str, words: str, choice: Any = None, **extra: Any) -> None:
+        options.append({**option, **mtbf})
         roles[option["name"]] = {"family": family, "gpu": gpu, "words": words, **extra}
+        if choice is not None:
+            roles[option["name"]]["price"] = price_words(choice.chosen, today)
+            if not choice.strict:
+                roles[option["name"]]["relaxed"] = True
+            if choice.next:
+                others[option["name"]] = alternatives(choice)
 
-    on_demand = _cheapest(gpu, "on_demand", known)
-    if on_demand is None:
+    on_demand = acceptable_prices(gpu, "on_demand", answers, today)
+    rate = None
+    elastic_name = None
+    if on_demand.chosen is None:
         left_out.append(f"Renting {name} on demand: the catalog holds no current on-demand "
-                        "price of it.")  # fmt: skip
+                        "price of it that the question accepts.")  # fmt: skip
     else:
-        rate = float(on_demand.usd_per_gpu_hour)
-        where = _where(on_demand)
-        add({"type": "cloud", "name": f"{name} on demand, as needed ({_seller(on_demand)})",
-             "offer": _offer_ref(on_demand), "scaling": "elastic"},
+        price = on_demand.chosen
+        rate = float(price.usd_per_gpu_hour)
+        elastic_name = f"{name} on demand, as needed ({_seller(price)})"
+        add({"type": "cloud", "name": elastic_name, "offer": offer_ref(price),
+             "scaling": "elastic"},
             "on_demand_elastic", f"rent {name} GPUs on demand as the work needs them",
-            rate=rate, where=where)  # fmt: skip
+            on_demand, rate=rate, where=_where(price), seller=_seller(price))  # fmt: skip
         add({"type": "cloud", "name": f"{name} on demand, a fleet kept running "
-             f"({_seller(on_demand)})", "offer": _offer_ref(on_demand), "scaling": "fixed"},
+             f"({_seller(price)})", "offer": offer_ref(price), "scaling": "fixed"},
             "on_demand_fixed", f"rent a fleet of {name} GPUs on demand, kept running",
-            where=where)  # fmt: skip
-    for years, key in ((1, "commit_1y"), (3, "commit_3y")):
-        price = _cheapest(gpu, key, known)
-        if price is None:
-            left_out.append(f"A {years}-year commitment to {name}: the catalog holds no "
-                            f"{years}-year committed price of it.")  # fmt: skip
+            on_demand, where=_where(price), seller=_seller(price))  # fmt: skip
+    committed_3y = committed_seller = None
+    for years in (1, 3, 5):
+        if years == 5 and horizon < 60:
             continue
-        add({"type": "cloud", "name": f"{name} committed for {years} year{'s' * (years > 1)} "
-             f"({_seller(price)})", "offer": _offer_ref(price), "billing": "committed",
-             "term_months": 12 * years},
-            f"committed_{years}y", f"commit to {name} GPUs for {years} year{'s' * (years > 1)}",
-            years=years, where=_where(price))  # fmt: skip
+        choice = acceptable_prices(gpu, f"commit_{years}y", answers, today)
+        if choice.chosen is None:
+            left_out.append(f"A {years}-year commitment to {name}: the catalog holds no "
+                            f"{years}-year committed price of it that the question accepts.")  # fmt: skip
+            continue
+        price = choice.chosen
+        option = {"type": "cloud", "name": f"{name} committed for {years} year{'s' * (years > 1)} "
+                  f"({_seller(price)})", "offer": offer_ref(price), "billing": "committed",
+                  "term_months": 12 * years}  # fmt: skip
+        add(option, f"committed_{years}y",
+            f"commit to {name} GPUs for {years} year{'s' * (years > 1)}", choice,
+            years=years, where=_where(price), seller=_seller(price))  # fmt: skip
+        if years == 3:
+            committed_3y, committed_seller = option["name"], price.offer.provider.slug
     dedicated = _valid_quotes(DedicatedQuote, gpu, today)
     if not dedicated:
         left_out.append(f"Leasing dedicated {name} servers: no dedicated-server quote for it "
@@ -227,23 +266,59 @@ def _gpu_options(gpu: str, name: str, today: date, known: set[str], horizon: int
         add({"type": "dedicated", "name": f"Lease {name} dedicated servers", "quote": quote.pk},
             "dedicated", f"lease dedicated servers of {quote.gpus_per_server} {name} GPUs",
             vendor=quote.vendor, gpus_per_server=quote.gpus_per_server)  # fmt: skip
+    bought = None
     purchase = _valid_quotes(PurchaseQuote, gpu, today)
     if not purchase:
         left_out.append(f"Buying {name} servers: no purchase quote for it that is still valid "
                         "(the catalog's assumptions hold no server price).")  # fmt: skip
     else:
         quote = min(purchase, key=lambda q: q.capex_usd_per_server / q.gpus_per_server)
-        option: dict[str, Any] = {"type": "on_prem", "name": f"Buy {name} servers",
-                                  "quote": quote.pk}  # fmt: skip
+        option = {"type": "on_prem", "name": f"Buy {name} servers", "quote": quote.pk}
         for field, key in ASSUMPTION_FIELDS.items():
             if market.assumption_value(key) is not None:
                 option[field] = {"assumption": key}
         residual = "residual_fraction_3y" if horizon <= 48 else "residual_fraction_5y"
         if market.assumption_value(residual) is not None:
             option["residual_fraction"] = {"assumption": residual}
+        bridge = None
+        if answers.get("bridge") and rate is not None and quote.lead_time_months:
+            option["bridge_usd_per_gpu_hour"] = rate
+            bridge = f"renting at {_where(on_demand.chosen)}'s on-demand ${rate:,.2f} per GPU-hour until they arrive"  # fmt: skip
         add(option, "on_prem", f"buy servers of {quote.gpus_per_server} {name} GPUs",
-            lead_time_months=quote.lead_time_months, gpus_per_server=quote.gpus_per_server)  # fmt: skip
-    return options, left_out, roles
+            lead_time_months=quote.lead_time_months, gpus_per_server=quote.gpus_per_server,
+            bridge=bridge)  # fmt: skip
+        bought = option["name"]
+    owned = None
+    if answers.get("owned_gpus") and (answers.get("owned_gpu") or gpu) == gpu:
+        count = int(answers["owned_gpus"])
+        owned = f"{count:,} {name} already owned"
+        add({"type": "dedicated", "name": owned, "gpus_per_server": count, "servers": 1,
+             "usd_per_server_month": answers.get("owned_usd_per_month") or 0.0},
+            "owned", f"keep the {count:,} {name} GPUs already owned", count=count)  # fmt: skip
+    layers = [n for n in (owned, bought, committed_3y) if n]
+    rest = elastic_name
+    cheapest_seller = on_demand.chosen.offer.provider.slug if on_demand.chosen else None
+    if layers and elastic_name and committed_3y and committed_seller != cheapest_seller:
+        same = acceptable_prices(gpu, "on_demand", {**answers, "provider": committed_seller}, today)
+        if same.chosen is not None:  # the commitment and the rest from one provider
+            rest = f"{name} on demand, as needed ({_seller(same.chosen)})"
+            add({"type": "cloud", "name": rest, "offer": offer_ref(same.chosen),
+                 "scaling": "elastic"},
+                "on_demand_rest", f"rent {name} GPUs on demand as the work needs them",
+                same, rate=float(same.chosen.usd_per_gpu_hour), where=_where(same.chosen),
+                seller=_seller(same.chosen))  # fmt: skip
+    if layers and rest:
+        mix = (
+            f"{name}: "
+            + ", ".join(
+                {owned: "owned", bought: "bought", committed_3y: "3-year commitment"}[n]
+                for n in layers
+            )
+            + ", on-demand rest"
+        )
+        add({"type": "mix", "name": mix, "layers": layers, "rest": rest},
+            "mix", f"a mix of {name}", layers=layers, rest=rest)  # fmt: skip
+    return options, left_out, roles, others
 
 
 def question_plan(answers: dict[str, Any], *, today: date) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -252,15 +327,19 @@ def question_plan(answers: dict[str, Any], *, today: date) -> tuple[dict[str, An
     figures, _source = engine_gpu_figures()
     names = {g.slug: g.name for g in GpuModel.objects.filter(slug__in=answers["gpus"])}
     gpus = [g for g in answers["gpus"] if g in names]
-    known = _egress_known()
     options: list[dict] = []
     left_out: list[str] = []
     roles: dict[str, dict] = {}
+    others: dict[str, list] = {}
+    training = bool(answers.get("train"))
     for gpu in gpus:
-        found, missing, found_roles = _gpu_options(gpu, names[gpu], today, known, answers["months"])
+        found, missing, found_roles, found_others = _gpu_options(
+            gpu, names[gpu], answers, today, answers["months"], training
+        )
         options += found
         left_out += missing
         roles.update(found_roles)
+        others.update(found_others)
     if answers.get("serve"):
         price = _token_price(answers)
         if price is None:
@@ -289,19 +368,30 @@ def question_plan(answers: dict[str, Any], *, today: date) -> tuple[dict[str, An
             "demand_multiplier": {"dist": "triangular", "low": low, "mode": 1.0, "high": high},
         },
     }
-    document["sizing"] = _sweeps(document, figures, roles)
-    notes = {"roles": roles, "left_out": left_out, "gpu_names": names}
+    document["sizing"] = _sweeps(document, figures, roles, answers)
+    notes = {"roles": roles, "left_out": left_out, "gpu_names": names, "alternatives": others,
+             "monthly_growth": monthly_growth(answers),
+             "objective": "tail_npv" if answers.get("sure") == "tail" else "mean_npv"}  # fmt: skip
     return document, notes
 
 
+def _range(size: Any, steps: int) -> dict[str, int]:
+    top = max(2, 2 * int(size or 1))
+    return {"min": 0, "max": top, "step": max(1, math.ceil(top / (steps - 1)))}
+
+
 def _sweeps(
-    document: dict[str, Any], figures: dict[str, Any], roles: dict[str, dict]
-) -> list[dict]:
-    """A sweep of each 3-year commitment (committed GPUs) and of each owned option (servers): 0 to
-    twice the plan's own size, about 20 steps."""
+    document: dict[str, Any], figures: dict[str, Any], roles: dict[str, dict],
+    answers: dict[str, Any],
+) -> list[dict]:  # fmt: skip
+    """Each mix sized jointly (owned GPUs held, the bought servers and the 3-year commitment each
+    0 to twice its own size), by the worst tenth's NPV when the lead must be sure, else the mean
+    NPV, with the chance of work left undone asked; a 3-year commitment (committed GPUs) or an
+    owned option (servers) in no mix swept alone, 0 to twice the plan's own size, about 20 steps."""
     sized = [o["name"] for o in document["options"]
              if roles[o["name"]]["family"] in ("committed_3y", "on_prem")]  # fmt: skip
-    if not sized or not document["options"]:
+    mixes = [o for o in document["options"] if o["type"] == "mix"]
+    if not (sized or mixes) or not document["options"]:
         return []
     plain = {k: v for k, v in document.items() if k not in ("simulation", "sizing")}
     try:
@@ -311,13 +401,27 @@ def _sweeps(
     except Exception:  # the document's own errors are reported when it is saved
         return []
     own = {o["name"]: o for o in plan.inputs["options"]}
-    sweeps = []
-    for name in sized[: schema.MAX_SWEEPS]:
+
+    def size_of(name: str) -> Any:
         option = own[name]
-        size = option.get("committed_gpus") if option["type"] == "cloud" else option.get("servers")
-        top = max(2, 2 * int(size or 1))
-        step = max(1, math.ceil(top / (SWEEP_CANDIDATES - 1)))
-        sweeps.append({"option": name, "min": 0, "max": top, "step": step})
+        return option.get("committed_gpus") if option["type"] == "cloud" else option.get("servers")
+
+    sweeps: list[dict] = []
+    objective = "tail_npv" if answers.get("sure") == "tail" else "mean_npv"
+    undone = (answers.get("undone_percent") or 0.0) / 100
+    for mix in mixes:
+        ranges = []
+        for layer in mix["layers"]:
+            if roles[layer]["family"] == "owned":
+                ranges.append({"min": 1, "max": 1, "step": 1})
+            else:
+                ranges.append(_range(size_of(layer), MIX_STEPS))
+        sweeps.append({"option": mix["name"], "layers": ranges, "objective": objective,
+                       "max_shortfall_probability": undone})  # fmt: skip
+    in_mix = {layer for mix in mixes for layer in mix["layers"]}
+    for name in [n for n in sized if n not in in_mix][: schema.MAX_SWEEPS - len(sweeps)]:
+        sweeps.append({"option": name, **_range(size_of(name), SWEEP_CANDIDATES),
+                       "objective": objective, "max_shortfall_probability": undone})  # fmt: skip
     return sweeps
 
 
@@ -327,8 +431,9 @@ def question_title(answers: dict[str, Any]) -> str:
         parts.append(f"{'fine-tune' if answers.get('train_method') != 'full' else 'train'} "
                      f"{_model_words(answers, 'train')}")  # fmt: skip
     if answers.get("serve"):
-        parts.append(f"serve {_model_words(answers, 'serve')} at "
-                     f"{answers['tokens_per_day'] / 1e6:,.3g}M tokens a day")  # fmt: skip
+        per_day = answers["tokens_per_day"]
+        amount = f"{per_day / 1e9:,.3g} B" if per_day >= 1e9 else f"{per_day / 1e6:,.3g} M"
+        parts.append(f"serve {_model_words(answers, 'serve')} at {amount} tokens a day")
     if answers.get("steady"):
         parts.append(f"{answers['steady_gpus']:g} GPUs steady")
     return f"Ask: {', then '.join(parts)} over {answers['months']} months"

@@ -53,6 +53,10 @@ MODEL_PRESETS: tuple[ModelPreset, ...] = (
 EXAMPLE_QUESTION: dict[str, object] = {
     "months": "39",
     "certainty": "medium",
+    "sure": "average",
+    "kinds": ["hyperscaler", "gpu-cloud", "marketplace"],
+    "region": "any",
+    "bridge": "on",
     "gpus": ["h100-sxm"],
     "serve": "on",
     "serve_model": "llama-3.1-70b",
@@ -71,6 +75,48 @@ EXAMPLE_QUESTION: dict[str, object] = {
 """The question form's data for "fine-tune a 70B model for three months, then serve it at about
 20 million tokens a day for three years" (1B tokens a fine-tuning run, one run a month): what
 the benchmark and the tests ask."""
+
+
+LEAD_QUESTIONS: dict[str, dict[str, object]] = {
+    "Q1: fine-tune a 70B model, then serve it at 20 M tokens a day": EXAMPLE_QUESTION,
+    "Q2: an 8B chat product at 2 B generated tokens a day, growing 50 % a year": {
+        "months": "60",
+        "growth_per_year": "50",
+        "certainty": "medium",
+        "sure": "average",
+        "kinds": ["hyperscaler", "gpu-cloud", "marketplace"],
+        "region": "any",
+        "bridge": "on",
+        "gpus": ["h100-sxm", "l40s"],
+        "serve": "on",
+        "serve_model": "llama-3.1-8b",
+        "tokens_per_day": "2000000000",
+        "prompt_tokens": "3",
+        "peak_to_average": "2",
+        "serve_start": "1",
+    },
+    "Q3: pre-train a 13B model on 2 T tokens twice a year on 512 H100s": {
+        "months": "36",
+        "certainty": "medium",
+        "sure": "average",
+        "kinds": ["hyperscaler", "gpu-cloud", "marketplace"],
+        "region": "any",
+        "bridge": "on",
+        "gpus": ["h100-sxm"],
+        "train": "on",
+        "train_model": "custom",
+        "train_params_billion": "13",
+        "train_method": "full",
+        "train_tokens_billion": "2000",
+        "runs_per_year": "2",
+        "train_start": "1",
+        "train_cluster_gpus": "512",
+        "failures": "on",
+        "checkpoint_minutes": "5",
+        "restart_minutes": "20",
+    },
+}
+"""The three questions of a finance lead, as the form posts them: what ``bench/ask.py`` asks."""
 
 
 def preset_get(key: str) -> ModelPreset | None:

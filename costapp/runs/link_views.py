@@ -18,6 +18,7 @@ from costapp.models import SimulationRun
 from costapp.reports.shared import shared_result
 from costapp.runs import links
 from costapp.runs.exports import run_monthly_csv, run_workbook
+from costapp.runs.followups import answer_words
 from costapp.runs.views import owner_only, result_context, viewer_required, visible_run
 
 
@@ -78,7 +79,7 @@ def shared_run(request: HttpRequest, key: str) -> HttpResponse:
         item["may_copy"] = False
     for row in context["sources"]["sourced"]:
         row["link"] = None
-    context.update(run=found, shared_key=key, active=False)
+    context.update(run=found, shared_key=key, active=False, answer_words=answer_words(found))
     return _private(render(request, "runs/shared.html", context))
 
 

@@ -50,6 +50,7 @@ from costapp.runs.blocks import (
     sizing_bands,
 )
 from costapp.runs.chart_cache import run_charts, run_sizing_charts
+from costapp.runs.followups import run_succeeded_send
 from costapp.runs.merging import (
     MERGE_STALE_S,
     block_pause_point,
@@ -564,6 +565,7 @@ def run_finish(
         blocks_drop(run)
     logger.info("run %s succeeded", run_id)
     _run_charts_build(run)
+    run_succeeded_send(run_id)
     return True
 
 
