@@ -11,7 +11,7 @@ may take the claim over only when its holder is known to be gone:
   after the visibility timeout; a task is stopped by its time limit before that timeout), so the
   merge is taken over at once;
 - or the holder's heartbeat stopped for :data:`MERGE_STALE_S` (its whole worker lost: beat's
-  requeue, :func:`costapp.runs.pipeline.runs_requeue_stale`, looks for such runs too).
+  requeue, :func:`costapp.runs.requeue.runs_requeue_stale`, looks for such runs too).
 
 Only the holder of the claim finishes the run (:func:`costapp.runs.pipeline.run_finish` is
 conditional on it), so two merges never both finish it, even when a holder that was thought gone

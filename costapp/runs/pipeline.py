@@ -19,7 +19,7 @@ ever waits on another:
 
 A worker that dies mid-run leaves its messages unacknowledged: the broker hands them out again
 after its visibility timeout (at once when only its pool process died), and
-:func:`runs_requeue_stale` (beat) re-publishes the missing work of runs that show no sign of life.
+:func:`costapp.runs.requeue.runs_requeue_stale` (beat) re-publishes the missing work of runs that show no sign of life.
 A merge holds a claim of its own (:mod:`costapp.runs.merging`), taken over at once when its
 message comes back, or once its heartbeat stops. Every step checks the run's state under a row
 lock first, so a message delivered twice never doubles or corrupts a run.
@@ -32,7 +32,7 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from functools import partial
 from typing import Any
 
@@ -52,7 +52,6 @@ from costapp.runs.blocks import (
 from costapp.runs.chart_cache import run_charts, run_sizing_charts
 from costapp.runs.followups import run_succeeded_send
 from costapp.runs.merging import (
-    MERGE_STALE_S,
     block_pause_point,
     merge_claim,
     merge_heartbeat,
@@ -579,43 +578,3 @@ def _run_charts_build(run: SimulationRun) -> None:
         run_sizing_charts(run=run)
     except Exception:
         logger.exception("run %s: its charts could not be built", run.pk)
-
-
-def runs_requeue_stale(*, stale_after: timedelta) -> list[int]:
-    """Re-publish the run task of every queued or running run with no sign of life (started, a
-    block landing, a merge's heartbeat) for ``stale_after``, or with a merge claimed and no
-    heartbeat for ``costapp.runs.merging.MERGE_STALE_S`` (a merge beats every few seconds): its
-    worker died, or its messages were lost. The run task publishes only the work not yet stored
-    (the merge, when every unit is), and every step drops what is already done, so a run that
-    can still finish is never harmed; nothing is marked failed here. The ids requeued."""
-    now = timezone.now()
-    cutoff = now - stale_after
-    merge_cutoff = now - timedelta(seconds=MERGE_STALE_S)
-    requeued: list[int] = []
-    from django.db.models import Q
-
-    candidates = SimulationRun.objects.filter(status__in=SimulationRun.ACTIVE).filter(
-        Q(heartbeat__lt=cutoff)
-        | Q(heartbeat=None, created__lt=cutoff)
-        | Q(merge_started__isnull=False, heartbeat__lt=merge_cutoff)
-    )
-    for run_id in candidates.values_list("pk", flat=True):
-        with transaction.atomic():
-            # a row locked now is being worked on, or held by a frozen worker until the
-            # database ends its session: left for the next look, never waited on
-            run = (
-                SimulationRun.objects.select_for_update(skip_locked=True).filter(pk=run_id).first()
-            )
-            if run is None or run.status not in SimulationRun.ACTIVE:
-                continue
-            run.heartbeat = run.resumed = timezone.now()
-            run.resumed_at_merge = run.merge_started is not None
-            # a merger that died with the worker: its claim released, the merge begun again
-            run.merge_started, run.merge_owner = None, ""
-            fields = ["heartbeat", "resumed", "resumed_at_merge", "merge_started", "merge_owner"]
-            run.save(update_fields=fields)
-        where = " in its merge" if run.resumed_at_merge else ""
-        logger.warning("run %s shows no sign of life%s: requeued", run_id, where)
-        store.publish(store.RUN_EXECUTE_TASK, run_id)
-        requeued.append(run_id)
-    return requeued

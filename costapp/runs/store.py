@@ -57,7 +57,7 @@ RUN_MERGE_TASK = "costapp.run_merge"
 (:func:`~costapp.runs.pipeline.run_merge`)."""
 RUNS_REQUEUE_STALE_TASK = "costapp.runs_requeue_stale"
 """Beat's task: the runs with no sign of life requeued
-(:func:`~costapp.runs.pipeline.runs_requeue_stale`)."""
+(:func:`~costapp.runs.requeue.runs_requeue_stale`)."""
 
 
 def tasks_in_process() -> bool:

@@ -20,7 +20,7 @@ from celery import shared_task
 from django.conf import settings
 
 from costapp.faults import SERVICE_ERRORS
-from costapp.runs import pipeline, store
+from costapp.runs import pipeline, requeue, store
 
 RETRY_MAX = 12
 """Tries after the first when the database or the broker is down."""
@@ -60,4 +60,4 @@ def run_merge_task(self: Any, run_id: int) -> None:
 def runs_requeue_stale_task() -> None:
     """Beat: requeue the runs that show no sign of life (their worker died); beat sends it again
     every minute, so a failure is not retried."""
-    pipeline.runs_requeue_stale(stale_after=timedelta(seconds=settings.RUN_STALE_AFTER_S))
+    requeue.runs_requeue_stale(stale_after=timedelta(seconds=settings.RUN_STALE_AFTER_S))

@@ -10,7 +10,7 @@ import redis
 from django.utils import timezone
 
 from costapp.models import SimulationRun
-from costapp.runs import merging, pipeline
+from costapp.runs import merging, pipeline, requeue
 
 from .test_run_pipeline import a_copy, finished_run  # noqa: F401 (fixtures)
 
@@ -118,7 +118,7 @@ def test_beat_requeues_a_silent_merge_sooner_than_a_silent_run(finished_run):  #
     blocks_run = a_copy(finished_run, status="running", attempts=1)
     silent(blocks_run, merging.MERGE_STALE_S + 5)
 
-    assert pipeline.runs_requeue_stale(stale_after=timedelta(seconds=60)) == [merging_run.id]
+    assert requeue.runs_requeue_stale(stale_after=timedelta(seconds=60)) == [merging_run.id]
     merging_run.refresh_from_db()
     assert merging_run.resumed_at_merge and merging_run.resumed is not None
     # in-process, the run task ran at once: every unit computed again, merged by a new claim

@@ -13,7 +13,7 @@ from django.utils import timezone
 from costapp.celery import app
 from costapp.models import RunBlock, SimulationRun
 from costapp.runs import blocks as run_blocks
-from costapp.runs import pipeline, store
+from costapp.runs import pipeline, requeue, store
 from costapp.scenarios import catalog as scenario_catalog
 from costapp.scenarios import services
 from costapp.tco import block_results_from_payload
@@ -116,7 +116,7 @@ def test_the_periodic_check_requeues_only_runs_without_a_sign_of_life(finished_r
     SimulationRun.objects.filter(pk=lost.pk).update(created=long_ago)
     stalled = a_copy(finished_run, status="running", heartbeat=long_ago, attempts=1)
     alive = a_copy(finished_run, status="running", heartbeat=timezone.now(), attempts=1)
-    requeued = pipeline.runs_requeue_stale(stale_after=timedelta(minutes=15))
+    requeued = requeue.runs_requeue_stale(stale_after=timedelta(minutes=15))
     assert sorted(requeued) == sorted([lost.id, stalled.id])
     for run, attempts in ((lost, 1), (stalled, 2)):
         run.refresh_from_db()
@@ -286,7 +286,7 @@ def test_every_message_of_a_run_goes_to_the_run_queue_when_one_is_set(finished_r
             queued = pipeline.run_create(scenario=finished_run.scenario)
             # the run task of both queued runs, as beat's requeue publishes it, and the block
             # tasks a run task publishes
-            pipeline.runs_requeue_stale(stale_after=timedelta(0))
+            requeue.runs_requeue_stale(stale_after=timedelta(0))
             pipeline.run_execute(run_id=queued.id)
     finally:
         app.conf.task_always_eager = True

@@ -12,7 +12,7 @@ from django.test import override_settings
 
 from costapp.celery import app
 from costapp.models import RunBlock, SimulationRun
-from costapp.runs import pipeline
+from costapp.runs import pipeline, requeue
 from costapp.scenarios import services
 
 from .runs_helpers import analyst, post_json, scenario_document
@@ -139,7 +139,7 @@ def test_a_worker_killed_with_its_process_group_mid_run_is_picked_up_and_finishe
     # timeout, and the periodic check (run here at once, as beat would after RUN_STALE_AFTER_S)
     # re-publishes the work not yet stored
     rescuer = celery_workers(concurrency=2, env=short)
-    assert pipeline.runs_requeue_stale(stale_after=timedelta(0)) == [run_id]
+    assert requeue.runs_requeue_stale(stale_after=timedelta(0)) == [run_id]
     seen = watch(run_id)
     assert seen[-1] == ("succeeded", 100), seen
     finished = SimulationRun.objects.get(pk=run_id)

@@ -14,7 +14,7 @@ from django.utils import timezone
 from costapp import celery as worker_app
 from costapp.faults import SERVICE_ERRORS
 from costapp.models import SimulationRun
-from costapp.runs import pipeline
+from costapp.runs import requeue
 
 from .factories import ScenarioFactory
 
@@ -96,11 +96,11 @@ def test_a_transaction_a_frozen_worker_left_open_is_ended_and_its_lock_released(
     with worker_session.cursor() as cursor:
         cursor.execute("SELECT id FROM costapp_simulationrun WHERE id = %s FOR UPDATE", [run.pk])
     started = time.monotonic()  # beat's requeue passes the locked run by, never waits on it
-    assert pipeline.runs_requeue_stale(stale_after=timedelta(seconds=-1)) == []
+    assert requeue.runs_requeue_stale(stale_after=timedelta(seconds=-1)) == []
     assert time.monotonic() - started < 1
     time.sleep(3)  # the worker frozen with the row locked, past the limit
     # the lock released by the server: the run requeued, the row taken at once
-    assert pipeline.runs_requeue_stale(stale_after=timedelta(seconds=-1)) == [run.pk]
+    assert requeue.runs_requeue_stale(stale_after=timedelta(seconds=-1)) == [run.pk]
     with transaction.atomic():
         started = time.monotonic()
         SimulationRun.objects.select_for_update(nowait=True).get(pk=run.pk)
