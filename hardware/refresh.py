@@ -49,7 +49,14 @@ from .models import (
 )
 from .refresh_checks import RefreshPlan, rejected_rows, staged_egress_tiers, staged_rows
 from .refresh_checks import refresh_plan as checks_plan
-from .refresh_lease import RefreshLease, RefreshLocked, lease_is_live, refresh_lease
+from .refresh_lease import (
+    RefreshLease,
+    RefreshLocked,
+    lease_is_live,
+    lease_runs,
+    lease_source,
+    refresh_lease,
+)
 from .services import SQL_BATCH, egress_tiers_load, instance_prices_load
 from .sources.common import ParseReport, PriceRow, SourceError
 from .sources.egress import EgressTierRow
@@ -131,8 +138,9 @@ def price_refresh(*, source: str, paths: Feed, provider: str, dry_run: bool = Fa
         return trial
     run: RefreshRun | None = None
     try:
-        with refresh_lease(source=source) as lease:
-            refresh_runs_stopped_fail(source=source, found_by=f"the next refresh of {source}")
+        lock = lease_source(source, provider)
+        with refresh_lease(source=lock) as lease:
+            refresh_runs_stopped_fail(source=lock, found_by=f"the next refresh of {lock}")
             names = [p.name if isinstance(p, Path) else f"{source} page" for p in paths]
             run = refresh_run_start(source=source, provider=provider, feed_name=", ".join(names))
             return _refresh(source=source, pages=paths, provider=provider, run=run, lease=lease)
@@ -164,11 +172,12 @@ def refresh_database_failure(run: RefreshRun | None, exc: Exception) -> RefreshD
 
 
 def refresh_runs_stopped_fail(*, source: str, found_by: str) -> list[int]:
-    """Fail every run of ``source`` still ``running`` and remove its staged rows; the caller
-    holds the source's lease, so none of them is alive (every run is written under it)."""
+    """Fail every run written under the lock ``source`` (``lease_runs``: a SkyPilot cloud's
+    lock covers its feed's runs and its by-hand runs) still ``running`` and remove its staged
+    rows; the caller holds the lock, so none of them is alive."""
     now = timezone.now()
     failed = []
-    for run in RefreshRun.objects.filter(source=source, status=RefreshStatus.RUNNING):
+    for run in RefreshRun.objects.filter(lease_runs(source), status=RefreshStatus.RUNNING):
         run.staged_prices.all().delete()
         why = (
             "stopped without finishing (its process ended or lost the database, and its lease "
@@ -183,8 +192,12 @@ def refresh_runs_sweep() -> list[int]:
     """Beat's sweep: fail the runs that stopped without finishing, of every source whose lease
     lapsed (a live holder's runs are left alone); the ids of the runs failed."""
     failed: list[int] = []
-    sources = RefreshRun.objects.filter(status=RefreshStatus.RUNNING).order_by()
-    for source in sorted(set(sources.values_list("source", flat=True))):
+    running = RefreshRun.objects.filter(status=RefreshStatus.RUNNING).order_by()
+    locks = {
+        lease_source(source, provider)
+        for source, provider in running.values_list("source", "provider")
+    }
+    for source in sorted(locks):
         if lease_is_live(source=source):
             continue
         try:
@@ -449,8 +462,8 @@ def refresh_run_approve(*, run_id: int) -> RefreshRun:
     held with the new diff and reasons, to be reviewed again. Raise ``RefreshLocked`` while
     another refresh of the source runs.
     """
-    source = RefreshRun.objects.values_list("source", flat=True).get(pk=run_id)
-    with refresh_lease(source=source) as lease, transaction.atomic():
+    source, provider = RefreshRun.objects.values_list("source", "provider").get(pk=run_id)
+    with refresh_lease(source=lease_source(source, provider)) as lease, transaction.atomic():
         run = RefreshRun.objects.select_for_update().get(pk=run_id)
         if run.status != RefreshStatus.HELD:
             raise RefreshError(f"refresh run {run_id} is {run.status}, not held")

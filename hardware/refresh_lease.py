@@ -96,6 +96,29 @@ class RefreshLease:
             )
 
 
+SKYPILOT_BY_HAND = "skypilot"
+"""The by-hand SkyPilot source: one cloud's file at a time, named by its provider."""
+
+
+def lease_source(source: str, provider: str = "") -> str:
+    """The lock a refresh of ``source`` for ``provider`` takes: for the by-hand SkyPilot source
+    its cloud's own, ``skypilot-<cloud>`` (the lock that cloud's scheduled feed takes too), so
+    each cloud refreshes under its own lock and never beside its feed; any other source's
+    own."""
+    if source == SKYPILOT_BY_HAND and provider:
+        return f"{SKYPILOT_BY_HAND}-{provider}"
+    return source
+
+
+def lease_runs(lock: str) -> Q:
+    """The refresh runs written under the lock ``lock`` (``lease_source``), as a filter."""
+    under = Q(source=lock)
+    prefix = f"{SKYPILOT_BY_HAND}-"
+    if lock.startswith(prefix):
+        under |= Q(source=SKYPILOT_BY_HAND, provider=lock.removeprefix(prefix))
+    return under
+
+
 def lease_take(*, source: str) -> RefreshLease:
     """Take the source's lease now, or raise ``RefreshLocked``."""
     RefreshLock.objects.get_or_create(source=source)

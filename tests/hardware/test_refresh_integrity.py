@@ -180,13 +180,13 @@ def test_the_command_finding_the_lock_held_exits_4_and_writes_no_run(catalog, tm
     before = prices_of("lambda")
     path = lambda_copy(tmp_path, edit=lambda line: line.replace(",23.92,", ",24.50,", 1))
     err = io.StringIO()
-    with refresh_lease(source="skypilot"):
+    with refresh_lease(source="skypilot-lambda"):  # the cloud's own lock, its feed's too
         with pytest.raises(SystemExit) as exited:
             call_command(
                 "refresh_prices", "skypilot", "--file", str(path), stdout=io.StringIO(), stderr=err
             )
         assert exited.value.code == 4
-        assert "a refresh of skypilot is already running" in err.getvalue()
+        assert "a refresh of skypilot-lambda is already running" in err.getvalue()
         assert not RefreshRun.objects.exists()
         with refresh_lease(source="oracle", renew=False):  # another source's lock is free
             pass
@@ -201,7 +201,7 @@ def test_an_approval_while_another_refresh_of_the_source_runs_is_refused(catalog
         provider="lambda",
     )
     assert run.status == "held"
-    with refresh_lease(source="skypilot"), pytest.raises(RefreshLocked):
+    with refresh_lease(source="skypilot-lambda"), pytest.raises(RefreshLocked):
         refresh_run_approve(run_id=run.pk)
     assert RefreshRun.objects.get(pk=run.pk).status == "held"
 
@@ -230,7 +230,7 @@ def test_the_next_refresh_fails_a_run_that_stopped_and_removes_its_staged_rows(c
     dead.refresh_from_db()
     assert dead.status == "failed" and dead.finished_at is not None
     assert dead.error.startswith("stopped without finishing")
-    assert "found by the next refresh of skypilot" in dead.error
+    assert "found by the next refresh of skypilot-lambda" in dead.error
     assert not StagedPrice.objects.filter(run=dead).exists()
 
 
@@ -245,7 +245,8 @@ def test_the_sweep_fails_a_stopped_run_and_leaves_a_live_one(catalog, settings):
     assert dead.status == "failed" and "found by beat's sweep" in dead.error
     assert not StagedPrice.objects.filter(run=dead).exists()
     assert RefreshRun.objects.get(pk=live.pk).status == "running"
-    assert RefreshLock.objects.get(source="skypilot").token == ""  # the sweep gave it back
+    # the sweep gave the run's lock back: its cloud's own
+    assert RefreshLock.objects.get(source="skypilot-lambda").token == ""
     assert "price-refresh-sweep" in settings.CELERY_BEAT_SCHEDULE
     entry = settings.CELERY_BEAT_SCHEDULE["price-refresh-sweep"]
     assert entry["task"] == "hardware.refresh_runs_sweep" and entry["schedule"] <= 600
