@@ -33,6 +33,7 @@ from .models import (
     Region,
     TokenPrice,
 )
+from .names import hidden_characters_error
 from .references import SlugRenameCheckedForm
 from .refresh import (
     CATALOG_MOVED,
@@ -45,8 +46,31 @@ from .refresh import (
 from .selectors import egress_tiers_problem
 
 
+class VisibleTextForm:
+    """A catalog form's check that no text typed holds invisible format characters
+    (``hardware.names.hidden_characters``), each refused at its field."""
+
+    def clean(self) -> dict[str, Any]:
+        cleaned: dict[str, Any] = super().clean()  # type: ignore[misc]
+        for name, value in list(cleaned.items()):
+            if isinstance(value, str) and (problem := hidden_characters_error(value)):
+                self.add_error(name, problem)  # type: ignore[attr-defined]
+        return cleaned
+
+
+class VisibleTextAdmin(admin.ModelAdmin):
+    """An admin whose forms refuse text holding invisible format characters
+    (``VisibleTextForm``)."""
+
+    def get_form(
+        self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any
+    ) -> Any:
+        form = super().get_form(request, obj, change=change, **kwargs)
+        return type(form.__name__, (VisibleTextForm, form), {})
+
+
 @admin.register(GpuModel)
-class GpuModelAdmin(admin.ModelAdmin):
+class GpuModelAdmin(VisibleTextAdmin):
     form = SlugRenameCheckedForm
     list_display = (
         "slug",
@@ -62,7 +86,7 @@ class GpuModelAdmin(admin.ModelAdmin):
 
 
 @admin.register(Provider)
-class ProviderAdmin(admin.ModelAdmin):
+class ProviderAdmin(VisibleTextAdmin):
     form = SlugRenameCheckedForm
     list_display = ("slug", "name", "kind", "website", "egress_note")
     list_filter = ("kind",)
@@ -72,7 +96,7 @@ class ProviderAdmin(admin.ModelAdmin):
 
 
 @admin.register(Region)
-class RegionAdmin(admin.ModelAdmin):
+class RegionAdmin(VisibleTextAdmin):
     list_display = ("code", "provider", "name", "geography")
     list_filter = ("geography", "provider")
     list_select_related = ("provider",)
@@ -80,7 +104,7 @@ class RegionAdmin(admin.ModelAdmin):
 
 
 @admin.register(InstanceOffer)
-class InstanceOfferAdmin(admin.ModelAdmin):
+class InstanceOfferAdmin(VisibleTextAdmin):
     list_display = (
         "instance_type",
         "provider",
@@ -117,7 +141,7 @@ class FlaggedFilter(admin.SimpleListFilter):
 
 
 @admin.register(InstancePrice)
-class InstancePriceAdmin(SimpleHistoryAdmin):
+class InstancePriceAdmin(VisibleTextAdmin, SimpleHistoryAdmin):
     list_display = (
         "offer",
         "region",
@@ -174,7 +198,7 @@ class EgressTierForm(forms.ModelForm):
 
 
 @admin.register(EgressTier)
-class EgressTierAdmin(SimpleHistoryAdmin):
+class EgressTierAdmin(VisibleTextAdmin, SimpleHistoryAdmin):
     form = EgressTierForm
     list_display = ("provider", "up_to_tb", "usd_per_gb", "scope", "stated_on")
     list_filter = ("provider",)
@@ -183,7 +207,7 @@ class EgressTierAdmin(SimpleHistoryAdmin):
     history_list_display = ("up_to_tb", "usd_per_gb")
 
 
-class QuoteAdmin(SimpleHistoryAdmin):
+class QuoteAdmin(VisibleTextAdmin, SimpleHistoryAdmin):
     """What the admin of either kind of quote shows: who quoted what, the kind's own figures
     (``quote_columns``), and whether the quote still stands."""
 
@@ -274,9 +298,10 @@ class RefreshRunAdmin(admin.ModelAdmin):
 # --- token prices and sourced assumptions (hardware/models/sourced_figures.py) ------------------------
 
 
-class CatalogEditorAdmin(SimpleHistoryAdmin):
+class CatalogEditorAdmin(VisibleTextAdmin, SimpleHistoryAdmin):
     """A table catalog editors edit in the admin by their role (accounts.roles), without model
-    permissions of their own; every edit is kept in the history with who made it."""
+    permissions of their own; every edit is kept in the history with who made it, and no text
+    typed holds invisible format characters (``VisibleTextForm``)."""
 
     def _edits(self, request: HttpRequest) -> bool:
         return request.user.is_active and user_has_role(request.user, CATALOG_EDITOR)

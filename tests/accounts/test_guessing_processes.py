@@ -53,16 +53,19 @@ def two_workers(postgres_database, tmp_path):
         ],
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=30)
-            break
-        except OSError:  # not listening yet
-            time.sleep(0.5)
-    yield port, log
-    server.terminate()
-    server.wait(timeout=30)
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=30)
+                break
+            except OSError:  # not listening yet
+                assert time.monotonic() < deadline, "gunicorn did not answer within 90 s"
+                time.sleep(0.5)
+        yield port, log
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
 
 
 def test_the_eleventh_wrong_password_is_refused_by_either_worker(two_workers, settings):

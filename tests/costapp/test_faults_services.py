@@ -202,6 +202,9 @@ def test_with_postgresql_unreachable_the_api_and_pages_answer_503(client):
         page = client.get("/scenarios/")
         assert page.status_code == 503 and int(page["Retry-After"]) > 0
         assert "the database (PostgreSQL)" in page.content.decode()
+        for path in ("/", "/prices/", "/gpus/", "/runs/1/", "/ask/", "/tokens/"):
+            # a signed-in user is told the database is down, never sent to sign in
+            assert client.get(path).status_code == 503, path
         report = client.get("/healthz")
         assert report.status_code == 503
         assert report.json()["database"]["status"] == "down"

@@ -77,3 +77,18 @@ def test_the_catalog_api_refuses_them_at_each_field(db):
     assert not Provider.objects.filter(slug="evil").exists()
     body["name"] = "Cloud, Inc."
     assert api.post("/api/v1/providers/", body, format="json").status_code == 201
+
+
+def test_the_catalog_admin_refuses_them_at_each_field(admin_client):
+    from hardware.models import Provider
+
+    body = {"slug": "evil", "name": "Cloud\u200b Inc", "kind": "gpu-cloud"}
+    page = admin_client.post("/admin/hardware/provider/add/", body)
+    assert page.status_code == 200  # the form again, with the error at the field
+    assert "must not contain direction overrides or invisible characters (U+200B)" in (
+        page.content.decode()
+    )
+    assert not Provider.objects.filter(slug="evil").exists()
+    body["name"] = "Cloud Inc"
+    assert admin_client.post("/admin/hardware/provider/add/", body).status_code == 302
+    assert Provider.objects.filter(slug="evil", name="Cloud Inc").exists()

@@ -1,7 +1,6 @@
 """What every catalog serializer shares: the brief forms of related objects (nested on read,
 written by slug), the currency field, and money and times as the API writes them."""
 
-import unicodedata
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
@@ -9,6 +8,7 @@ from typing import Any
 from rest_framework import serializers
 
 from ...models import MONEY_QUANTUM, GpuModel, InstanceOffer, Provider, Region
+from ...names import hidden_characters_error
 
 # --- brief forms, nested on read ----------------------------------------------------------------
 
@@ -141,27 +141,16 @@ def must_be_positive(value: Decimal | int | None, what: str) -> None:
         raise serializers.ValidationError(f"{what} must be above 0.")
 
 
-def hidden_characters(text: str) -> str:
-    """The invisible format characters of ``text`` (Unicode category Cf: the bidirectional
-    overrides, embeddings, isolates and marks, the zero-width characters) as "U+202E, U+200B",
-    or ``""``: a name holding one reads otherwise than it is."""
-    found = sorted({char for char in text if unicodedata.category(char) == "Cf"})
-    return ", ".join(f"U+{ord(char):04X}" for char in found)
-
-
 class CatalogSerializer(serializers.ModelSerializer):
     """Drops ``currency`` (checked to be USD) before saving; refuses text holding invisible
-    format characters (``hidden_characters``) at its field."""
+    format characters (``hardware.names.hidden_characters``) at its field."""
 
     def validate(self, attrs: dict) -> dict:
         attrs.pop("currency", None)
         problems = {
-            name: [
-                "must not contain direction overrides or invisible characters "
-                f"({hidden_characters(value)})"
-            ]
+            name: [hidden_characters_error(value)]
             for name, value in attrs.items()
-            if isinstance(value, str) and hidden_characters(value)
+            if isinstance(value, str) and hidden_characters_error(value)
         }
         if problems:
             raise serializers.ValidationError(problems)
