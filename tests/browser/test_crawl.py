@@ -45,7 +45,7 @@ SCREENSHOT_NAMES = {
 suffix for the phone's), taken on the first visit without a query (for the comparison: with
 one)."""
 SHOT_WIDTHS = (1440, 390)
-PRICE_PAGES = ("home", "prices", "gpu-cheapest-page", "offer", "run")
+PRICE_PAGES = ("home", "prices", "gpu-cheapest-page", "offer", "run", "token-prices")
 """The pages that show a catalog price (a run's, in its sources): each must show one at least.
 On every page, each catalog price (``data-catalog-price``) says its confidence in words in its
 row, and every cell of a price-per-hour column holding a figure is such a price."""
@@ -60,7 +60,7 @@ UNSAID = """() => {
   // a price-per-hour column's figures are catalog prices, but Epoch's dated market
   // observations (research figures with their date and source, attached to no catalog price)
   const columns = 'td[data-label="USD per GPU-hour"], td[data-label="USD/GPU-h"], '
-    + 'td.usd-per-gpu-hour, td.usd-per-hour';
+    + 'td.usd-per-gpu-hour, td.usd-per-hour, td[data-label^="USD per million"]';
   const unmarked = Array.from(document.querySelectorAll(columns))
     .filter(td => td.textContent.includes("$") && !td.closest("#observations-table"))
     .filter(td => !td.matches("[data-catalog-price]"))
