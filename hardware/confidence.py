@@ -36,7 +36,14 @@ from django.db.models import (
 from django.db.models import CharField as CharFieldType
 from django.utils import timezone
 
-from .models import EgressTier, InstancePrice, ProviderKind, TokenPrice, stale_before
+from .models import (
+    EgressTier,
+    InstancePrice,
+    MarketObservation,
+    ProviderKind,
+    TokenPrice,
+    stale_before,
+)
 from .price_flags import flag_words
 
 HIGH, MEDIUM, LOW = "high", "medium", "low"
@@ -163,6 +170,23 @@ def token_price_confidence_of(
 def token_price_confidence(price: TokenPrice, *, today: date | None = None) -> PriceConfidence:
     """The confidence of a catalog token price (``token_price_confidence_of``)."""
     return token_price_confidence_of(stated_on=price.stated_on, flag=price.flag, today=today)
+
+
+def observation_confidence(
+    observation: MarketObservation, *, today: date | None = None
+) -> PriceConfidence:
+    """The confidence of a dated committed price a source stated (a market observation): the
+    rule of ``confidence_of``, unflagged, its GPU settled by its evidence when it was loaded."""
+    provider = observation.provider
+    egress = getattr(observation, "egress_known", None)
+    return confidence_of(
+        stated_on=observation.stated_on,
+        flag="",
+        provider_kind=provider.kind,
+        egress_known=provider.egress_known if egress is None else bool(egress),
+        gpu_confirmed=True,
+        today=today,
+    )
 
 
 def _one_if(condition: Q) -> Case:

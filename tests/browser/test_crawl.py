@@ -57,12 +57,11 @@ UNSAID = """() => {
     return !Array.from(row.querySelectorAll(".confidence strong"))
       .some(s => words.test(s.textContent.trim()));
   }).map(el => "no confidence: " + (el.closest("tr, li, p") || el).innerText.slice(0, 120));
-  // a price-per-hour column's figures are catalog prices, but Epoch's dated market
-  // observations (research figures with their date and source, attached to no catalog price)
+  // every figure of a price column is a catalog price (a dated market observation included)
   const columns = 'td[data-label="USD per GPU-hour"], td[data-label="USD/GPU-h"], '
     + 'td.usd-per-gpu-hour, td.usd-per-hour, td[data-label^="USD per million"]';
   const unmarked = Array.from(document.querySelectorAll(columns))
-    .filter(td => td.textContent.includes("$") && !td.closest("#observations-table"))
+    .filter(td => td.textContent.includes("$"))
     .filter(td => !td.matches("[data-catalog-price]"))
     .map(td => "not marked: " + td.closest("tr").innerText.slice(0, 120));
   return {count: prices.length, problems: unsaid.concat(unmarked)};

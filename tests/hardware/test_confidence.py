@@ -3,6 +3,7 @@ rule in SQL, and ``?confidence=`` on the prices API and page."""
 
 import csv
 import io
+import re
 from datetime import timedelta
 from decimal import Decimal
 
@@ -245,3 +246,19 @@ def test_a_token_price_is_judged_by_its_age_and_flag_and_its_page_says_so(
     medium = '<strong>Medium confidence</strong><span class="sub">unknown age</span>'
     low = '<strong>Low confidence</strong><span class="sub">flagged, unknown age</span>'
     assert (html.count(medium), html.count(low)) == (rows - flagged_rows, flagged_rows)
+
+
+def test_a_dated_committed_price_on_a_gpu_s_page_says_its_confidence(settings, client, catalog):
+    from hardware.confidence import observation_confidence
+    from hardware.observation_selectors import market_observations
+
+    settings.PRICE_STALE_DAYS = 30
+    rows = list(market_observations(gpu="h100-sxm"))
+    assert rows and all(observation_confidence(r).level != HIGH for r in rows)  # 2021-2025
+    client.force_login(user_with_role("viewer", VIEWER))
+    html = client.get("/gpus/h100-sxm/cheapest/").content.decode()
+    table = html[html.index('id="observations-table"') :]
+    table = table[: table.index("</table>")]
+    said = re.findall(r'<span class="confidence confidence-(\w+)"', table)
+    assert said == [observation_confidence(r).level for r in rows]
+    assert "stale" in table[table.index("confidence-") :]
