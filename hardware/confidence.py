@@ -36,7 +36,14 @@ from django.db.models import (
 from django.db.models import CharField as CharFieldType
 from django.utils import timezone
 
-from .models import EgressTier, InstancePrice, ProviderKind, stale_before
+from .models import (
+    EgressTier,
+    InstancePrice,
+    MarketObservation,
+    ProviderKind,
+    TokenPrice,
+    stale_before,
+)
 from .price_flags import flag_words
 
 HIGH, MEDIUM, LOW = "high", "medium", "low"
@@ -131,6 +138,53 @@ def price_confidence(price: InstancePrice, *, today: date | None = None) -> Pric
         provider_kind=provider.kind,
         egress_known=provider.egress_known if egress is None else bool(egress),
         gpu_confirmed=price.offer.gpu_confirmed,
+        today=today,
+    )
+
+
+def token_price_confidence_of(
+    *, stated_on: date | None, flag: str, today: date | None = None
+) -> PriceConfidence:
+    """The confidence of a hosted model's token price from its plain facts: its age and its
+    flag (a price by the token has no egress, marketplace host or GPU variant to weigh)."""
+    today = today or timezone.localdate()
+    limit = int(settings.PRICE_STALE_DAYS)
+    concerns: list[str] = []
+    short: list[str] = ["flagged"] if flag else []
+    if stated_on is None:
+        concerns.append("stated on no known day (unknown age)")
+        short.append("unknown age")
+    elif stated_on < stale_before(today):
+        concerns.append(
+            f"stated {(today - stated_on).days} days ago, beyond the {limit}-day limit (stale)"
+        )
+        short.append("stale")
+    level = level_of(flagged=bool(flag), concerns=len(concerns))
+    reasons = ([f"flagged: {flag}"] if flag else []) + concerns
+    if level == HIGH and stated_on is not None:
+        age = "today" if stated_on == today else f"{(today - stated_on).days} days ago"
+        reasons = [f"stated {age}, within the {limit}-day limit", "unflagged"]
+    return PriceConfidence(level, tuple(reasons), tuple(short) if level != HIGH else ())
+
+
+def token_price_confidence(price: TokenPrice, *, today: date | None = None) -> PriceConfidence:
+    """The confidence of a catalog token price (``token_price_confidence_of``)."""
+    return token_price_confidence_of(stated_on=price.stated_on, flag=price.flag, today=today)
+
+
+def observation_confidence(
+    observation: MarketObservation, *, today: date | None = None
+) -> PriceConfidence:
+    """The confidence of a dated committed price a source stated (a market observation): the
+    rule of ``confidence_of``, unflagged, its GPU settled by its evidence when it was loaded."""
+    provider = observation.provider
+    egress = getattr(observation, "egress_known", None)
+    return confidence_of(
+        stated_on=observation.stated_on,
+        flag="",
+        provider_kind=provider.kind,
+        egress_known=provider.egress_known if egress is None else bool(egress),
+        gpu_confirmed=True,
         today=today,
     )
 

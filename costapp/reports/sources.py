@@ -3,7 +3,7 @@ came from, when its source stated it, each flag in words, and a link to the cata
 prices the scenario typed itself ("typed in the scenario, no source"). A cloud offer's price
 says its confidence in words (``hardware.confidence``), judged from what the run recorded of it
 when it was created: its age, its flag, its GPU variant, its provider's egress, and whether the
-provider is a marketplace.
+provider is a marketplace; a hosted model's token price by its age and flag.
 
 A run made before format 1.2 recorded no sources: :func:`source_rows` then says so instead of
 calling its prices typed.
@@ -19,7 +19,7 @@ from django.conf import settings
 from django.urls import reverse
 from django.utils import timezone
 
-from hardware.confidence import PriceConfidence, confidence_of
+from hardware.confidence import PriceConfidence, confidence_of, token_price_confidence_of
 from hardware.models import ProviderKind
 from hardware.selectors import marketplace_providers
 
@@ -94,6 +94,8 @@ def _recorded(engine_version: str) -> bool:
 
 OFFER_PRICE_FIELDS = frozenset({"usd_per_gpu_hour", "on_demand_usd_per_gpu_hour"})
 """The figures a cloud offer's catalog price supplies."""
+TOKEN_PRICE_FIELDS = frozenset({"usd_per_million_tokens", "usd_per_million_input_tokens"})
+"""The figures a hosted model's catalog token price supplies."""
 
 
 def _day(text: Any) -> date | None:
@@ -133,7 +135,8 @@ def source_rows(
     marketplaces: Collection[str] | None = None,
 ) -> dict[str, Any]:
     """The rows of the run page's sources table: ``sourced`` (one per ``sources`` row, in its
-    order; a cloud offer's price with its ``confidence`` judged as of ``today``, the day the run
+    order; a cloud offer's price, and a hosted model's token price, with its ``confidence`` judged
+    as of ``today``, the day the run
     was created, ``marketplaces`` the providers that are marketplaces, from the catalog when not
     given), ``typed`` (the prices the scenario gave itself) and ``recorded`` (False for a run
     made before sources were recorded, whose figures cannot be told apart)."""
@@ -171,6 +174,13 @@ def source_rows(
                 stated_on=row.get("stated_on"),
                 egress_unknown=f"options[{index}]" in egress_unknown,
                 marketplaces=marketplaces,
+                today=today,
+            )
+        elif field in TOKEN_PRICE_FIELDS and isinstance(option.get("token_price"), dict):
+            flags = row.get("flags") or []
+            confidence = token_price_confidence_of(
+                stated_on=_day(row.get("stated_on")),
+                flag=FLAG_WORDS["flagged"] if "flagged" in flags else "",
                 today=today,
             )
         sourced.append(

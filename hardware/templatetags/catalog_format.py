@@ -7,8 +7,13 @@ from django import template
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from ..confidence import PriceConfidence, price_confidence
-from ..models import InstancePrice
+from ..confidence import (
+    PriceConfidence,
+    observation_confidence,
+    price_confidence,
+    token_price_confidence,
+)
+from ..models import InstancePrice, MarketObservation, TokenPrice
 
 register = template.Library()
 
@@ -27,6 +32,18 @@ def plain_decimal(value: Decimal | None) -> str:
 def confidence(price: InstancePrice) -> PriceConfidence:
     """A price's confidence and its reasons (``hardware.confidence.price_confidence``)."""
     return price_confidence(price)
+
+
+@register.filter
+def token_confidence(price: TokenPrice) -> PriceConfidence:
+    """A token price's confidence (``hardware.confidence.token_price_confidence``)."""
+    return token_price_confidence(price)
+
+
+@register.filter
+def observed_confidence(observation: MarketObservation) -> PriceConfidence:
+    """A market observation's confidence (``hardware.confidence.observation_confidence``)."""
+    return observation_confidence(observation)
 
 
 @register.filter

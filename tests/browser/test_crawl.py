@@ -46,7 +46,7 @@ SCREENSHOT_NAMES = {
 suffix for the phone's), taken on the first visit without a query (for the comparison: with
 one)."""
 SHOT_WIDTHS = (1440, 390)
-PRICE_PAGES = ("home", "prices", "gpu-cheapest-page", "offer", "run")
+PRICE_PAGES = ("home", "prices", "gpu-cheapest-page", "offer", "run", "token-prices")
 """The pages that show a catalog price (a run's, in its sources): each must show one at least.
 On every page, each catalog price (``data-catalog-price``) says its confidence in words in its
 row, and every cell of a price-per-hour column holding a figure is such a price."""
@@ -58,12 +58,11 @@ UNSAID = """() => {
     return !Array.from(row.querySelectorAll(".confidence strong"))
       .some(s => words.test(s.textContent.trim()));
   }).map(el => "no confidence: " + (el.closest("tr, li, p") || el).innerText.slice(0, 120));
-  // a price-per-hour column's figures are catalog prices, but Epoch's dated market
-  // observations (research figures with their date and source, attached to no catalog price)
+  // every figure of a price column is a catalog price (a dated market observation included)
   const columns = 'td[data-label="USD per GPU-hour"], td[data-label="USD/GPU-h"], '
-    + 'td.usd-per-gpu-hour, td.usd-per-hour';
+    + 'td.usd-per-gpu-hour, td.usd-per-hour, td[data-label^="USD per million"]';
   const unmarked = Array.from(document.querySelectorAll(columns))
-    .filter(td => td.textContent.includes("$") && !td.closest("#observations-table"))
+    .filter(td => td.textContent.includes("$"))
     .filter(td => !td.matches("[data-catalog-price]"))
     .map(td => "not marked: " + td.closest("tr").innerText.slice(0, 120));
   return {count: prices.length, problems: unsaid.concat(unmarked)};

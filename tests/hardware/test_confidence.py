@@ -3,6 +3,7 @@ rule in SQL, and ``?confidence=`` on the prices API and page."""
 
 import csv
 import io
+import re
 from datetime import timedelta
 from decimal import Decimal
 
@@ -19,6 +20,7 @@ from hardware.confidence import (
     MEDIUM,
     confidence_of,
     price_confidence,
+    token_price_confidence_of,
     with_confidence,
 )
 from hardware.models import EgressTier, InstanceOffer, ProviderKind
@@ -219,3 +221,44 @@ def test_the_price_exports_carry_each_price_s_confidence_and_filter_by_it(
     }
     assert {row[header.index("confidence")] for row in cells} == {"high"}
     assert cells[0][header.index("confidence_reasons")].startswith("stated 2 days ago")
+
+
+def test_a_token_price_is_judged_by_its_age_and_flag_and_its_page_says_so(
+    settings, client, catalog
+):
+    settings.PRICE_STALE_DAYS = 30
+    fresh = token_price_confidence_of(stated_on=TODAY - timedelta(days=1), flag="", today=TODAY)
+    assert (fresh.level, fresh.reasons) == (
+        HIGH,
+        ("stated 1 days ago, within the 30-day limit", "unflagged"),
+    )
+    unknown = token_price_confidence_of(stated_on=None, flag="", today=TODAY)
+    assert (unknown.level, unknown.short) == (MEDIUM, ("unknown age",))
+    flagged = token_price_confidence_of(stated_on=TODAY, flag="billed in DBUs", today=TODAY)
+    assert (flagged.level, flagged.reasons) == (LOW, ("flagged: billed in DBUs",))
+    # the shipped token prices state no day: each row of the page says so in words, and a
+    # flagged one is low
+    client.force_login(user_with_role("viewer", VIEWER))
+    html = client.get("/token-prices/").content.decode()
+    rows = html.count('<td class="num" data-catalog-price data-label="USD per million input')
+    flagged_rows = html.count('<tr class="suspect"')
+    assert rows == 35 and flagged_rows >= 1
+    medium = '<strong>Medium confidence</strong><span class="sub">unknown age</span>'
+    low = '<strong>Low confidence</strong><span class="sub">flagged, unknown age</span>'
+    assert (html.count(medium), html.count(low)) == (rows - flagged_rows, flagged_rows)
+
+
+def test_a_dated_committed_price_on_a_gpu_s_page_says_its_confidence(settings, client, catalog):
+    from hardware.confidence import observation_confidence
+    from hardware.observation_selectors import market_observations
+
+    settings.PRICE_STALE_DAYS = 30
+    rows = list(market_observations(gpu="h100-sxm"))
+    assert rows and all(observation_confidence(r).level != HIGH for r in rows)  # 2021-2025
+    client.force_login(user_with_role("viewer", VIEWER))
+    html = client.get("/gpus/h100-sxm/cheapest/").content.decode()
+    table = html[html.index('id="observations-table"') :]
+    table = table[: table.index("</table>")]
+    said = re.findall(r'<span class="confidence confidence-(\w+)"', table)
+    assert said == [observation_confidence(r).level for r in rows]
+    assert "stale" in table[table.index("confidence-") :]
