@@ -12,7 +12,7 @@ from celery.signals import task_postrun, task_prerun
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "costapp.settings")
 
-app = Celery("costapp", include=["costapp.runs.tasks"])
+app = Celery("costapp", include=["costapp.runs.tasks", "costapp.watch.tasks"])
 """The tasks of the run pipeline live in ``costapp.runs.tasks`` (imported by nothing, published
 by name): ``include`` has a worker register them; the apps' ``<app>.tasks`` modules
 (``hardware.tasks``) are found by ``autodiscover_tasks``."""

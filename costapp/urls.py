@@ -17,6 +17,7 @@ from .ask import views as ask_views
 from .builder import views as builder_views
 from .runs import focus_views, link_views
 from .runs import views as run_views
+from .watch import views as watch_views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -41,6 +42,7 @@ urlpatterns = [
     path("scenarios/offers/", builder_views.builder_offers, name="scenario-offers"),
     path("runs/", run_views.runs, name="runs"),
     path("runs/compare/", run_views.runs_compare, name="runs-compare"),
+    path("watch/", watch_views.watch_page, name="watch"),
     path("runs/<int:pk>/", run_views.run, name="run"),
     path("runs/<int:pk>/status/", run_views.run_status, name="run-status"),
     path("runs/<int:pk>/run.xlsx", run_views.run_xlsx, name="run-xlsx"),
