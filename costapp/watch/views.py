@@ -10,6 +10,7 @@ from typing import Any
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import IsAuthenticated
@@ -122,9 +123,26 @@ class WatchListView(APIView):
 
     permission_classes = [IsAuthenticated]
 
+    serializer_class = WatchSerializer
+
+    @extend_schema(responses={200: WatchSerializer(many=True)})
     def get(self, request: Request) -> Response:
         return Response(WatchSerializer(watches_of(request.user), many=True).data)
 
+    @extend_schema(
+        request=inline_serializer(
+            "WatchCreate",
+            {
+                "scenario": serializers.IntegerField(),
+                "option": serializers.CharField(),
+                "budget_usd": serializers.CharField(),
+                "budget_per_year_usd": serializers.ListField(
+                    child=serializers.CharField(), required=False
+                ),
+            },
+        ),
+        responses={201: WatchSerializer, 403: None},
+    )
     def post(self, request: Request) -> Response:
         user = request.user
         if not (user.is_superuser or user.groups.filter(name=ANALYST).exists()):
@@ -144,6 +162,9 @@ class WatchEventListView(APIView):
 
     permission_classes = [IsAuthenticated]
 
+    serializer_class = WatchEventSerializer
+
+    @extend_schema(responses={200: WatchEventSerializer(many=True)})
     def get(self, request: Request) -> Response:
         events = events_of(request.user)[:200]
         return Response(WatchEventSerializer(events, many=True).data)
