@@ -20,7 +20,7 @@ from rest_framework.views import APIView
 
 from accounts.decorators import role_required
 from accounts.roles import ANALYST, VIEWER
-from costapp.models import BudgetWatch, Scenario, WatchEvent
+from costapp.models import BudgetWatch, Question, Scenario, WatchEvent
 from costapp.scenarios.selectors import scenarios_visible
 from costapp.watch.services import WatchError, event_sentence, watch_create
 
@@ -36,12 +36,22 @@ def events_of(user: Any) -> Any:
 
 
 def _create(user: Any, data: Any) -> BudgetWatch:
-    raw = str(data.get("scenario", "")).strip()
+    question = str(data.get("question", "")).strip()
     scenario = None
-    if raw.isdigit():
-        scenario = scenarios_visible(user=user).filter(pk=int(raw)).first()
-    if scenario is None:
-        raise WatchError("scenario", "no such scenario among those you may read")
+    if question:
+        asked = Question.objects.filter(pk=int(question)) if question.isdigit() else None
+        if asked is not None and not user.is_superuser:
+            asked = asked.filter(owner=user)
+        found = asked.select_related("scenario").first() if asked is not None else None
+        if found is None or found.scenario is None:
+            raise WatchError("question", "no such question of yours with a plan")
+        scenario = found.scenario
+    else:
+        raw = str(data.get("scenario", "")).strip()
+        if raw.isdigit():
+            scenario = scenarios_visible(user=user).filter(pk=int(raw)).first()
+        if scenario is None:
+            raise WatchError("scenario", "no such scenario among those you may read")
     per_year = data.get("budget_per_year_usd") or []
     if isinstance(per_year, str):
         per_year = [v for v in per_year.replace(";", " ").split() if v]
@@ -133,7 +143,8 @@ class WatchListView(APIView):
         request=inline_serializer(
             "WatchCreate",
             {
-                "scenario": serializers.IntegerField(),
+                "scenario": serializers.IntegerField(required=False),
+                "question": serializers.IntegerField(required=False),
                 "option": serializers.CharField(),
                 "budget_usd": serializers.CharField(),
                 "budget_per_year_usd": serializers.ListField(

@@ -7,7 +7,7 @@ from decimal import Decimal
 import pytest
 from django.core import mail
 
-from costapp.models import BudgetWatch, WatchEvent
+from costapp.models import BudgetWatch, Question, WatchEvent
 from costapp.runs import pipeline
 from costapp.watch.services import WatchError, watch_create, watches_reprice
 from hardware.management.commands.load_catalog import SKYPILOT_DIR
@@ -138,6 +138,7 @@ def test_a_watch_names_the_field_it_cannot_take(catalog, client, tasks_in_proces
             "budget_usd",
         ),
         ({"scenario": 999999, "option": "GPU cloud on-demand", "budget_usd": "1"}, "scenario"),
+        ({"question": 999999, "option": "GPU cloud on-demand", "budget_usd": "1"}, "question"),
     ):
         response = post_json(client, "/api/v1/watches/", body)
         assert response.status_code == 400
@@ -149,3 +150,17 @@ def test_a_watch_names_the_field_it_cannot_take(catalog, client, tasks_in_proces
     )
     assert made.status_code == 201, made.content
     assert BudgetWatch.objects.get().budget_usd == Decimal("2000000.00")
+    asked = Question.objects.create(owner=owner, scenario=saved, answers={})
+    by_question = post_json(
+        client,
+        "/api/v1/watches/",
+        {"question": asked.pk, "option": "GPU cloud on-demand", "budget_usd": "1500000"},
+    )
+    assert by_question.status_code == 201, by_question.content
+    assert by_question.json()["scenario"] == saved.pk
+    other = analyst("someone-else")
+    client.force_login(other)
+    refused = post_json(
+        client, "/api/v1/watches/", {"question": asked.pk, "option": "x", "budget_usd": "1"}
+    )
+    assert [e["field"] for e in refused.json()["errors"]] == ["question"]
