@@ -18,6 +18,10 @@ class CostappConfig(AppConfig):
         # imports the task module.
         import_module("costapp.runs.tasks")
         import_module("costapp.ask.tasks")  # and the step's receiver, costapp.ask.steps
+        import_module("costapp.watch.tasks")
+        from costapp.watch.signals import signals_connect
+
+        signals_connect()  # a price refresh applied prices the watched plans again
 
         from costapp.catalog_references import scenarios_referring
         from hardware.references import checker_register

@@ -14,9 +14,10 @@ from django.dispatch import receiver
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "costapp.settings")
 
-app = Celery("costapp", include=["costapp.runs.tasks", "costapp.ask.tasks"])
+app = Celery("costapp", include=["costapp.runs.tasks", "costapp.ask.tasks", "costapp.watch.tasks"])
 """The tasks of the run pipeline live in ``costapp.runs.tasks``, Ask's step in
-``costapp.ask.tasks`` (imported by nothing, published by name): ``include`` has a worker register them; the apps' ``<app>.tasks`` modules
+``costapp.ask.tasks``, the budget watch's in ``costapp.watch.tasks`` (imported by nothing,
+published by name): ``include`` has a worker register them; the apps' ``<app>.tasks`` modules
 (``hardware.tasks``) are found by ``autodiscover_tasks``."""
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()

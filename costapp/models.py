@@ -276,3 +276,79 @@ class RunRequest(models.Model):
 
     def __str__(self) -> str:
         return f"run request {self.key!r} of user {self.user_id}"
+
+
+class BudgetWatch(models.Model):
+    """A budget its owner set on a saved scenario (a question's own scenario included) and the
+    option they follow: after a price refresh that moves a price the plan rests on, and on beat's
+    schedule, the plan is priced again on the day's catalog and a ``WatchEvent`` says what moved.
+    ``run`` is the run the next event compares with (the latest priced)."""
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="budget_watches"
+    )
+    scenario = models.ForeignKey(Scenario, on_delete=models.CASCADE, related_name="watches")
+    option = models.CharField(max_length=200, help_text="the followed option's name")
+    budget_usd = models.DecimalField(
+        max_digits=16, decimal_places=2, help_text="the budget over the horizon [USD]"
+    )
+    budget_per_year_usd = ExactJSONField(
+        default=list, help_text="optional budgets per year of the horizon, as decimal strings [USD]"
+    )
+    run = models.ForeignKey(
+        SimulationRun, on_delete=models.PROTECT, related_name="+", help_text="compared with next"
+    )
+    created = models.DateTimeField(auto_now_add=True)
+    active = models.BooleanField(default=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+
+    def __str__(self) -> str:
+        return f"watch {self.pk} on scenario {self.scenario_id}"
+
+
+class WatchEvent(models.Model):
+    """What moved when a watched plan was priced again: the followed option's total and P90
+    before and after against the budget, and whether the recommended option changed; or, for a
+    plan whose new run failed, why. At most one per watch and price refresh."""
+
+    class Status(models.TextChoices):
+        PRICING = "pricing", "pricing"
+        PRICED = "priced", "priced"
+        FAILED = "failed", "failed"
+
+    watch = models.ForeignKey(BudgetWatch, on_delete=models.CASCADE, related_name="events")
+    trigger = models.CharField(max_length=12, help_text="refresh or schedule")
+    refresh_run = models.ForeignKey(
+        "hardware.RefreshRun", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    old_run = models.ForeignKey(SimulationRun, on_delete=models.PROTECT, related_name="+")
+    new_run = models.ForeignKey(
+        SimulationRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.PRICING)
+    budget_usd = models.DecimalField(max_digits=16, decimal_places=2)
+    old_total_usd = models.DecimalField(max_digits=16, decimal_places=2, null=True)
+    new_total_usd = models.DecimalField(max_digits=16, decimal_places=2, null=True)
+    old_p90_usd = models.DecimalField(max_digits=16, decimal_places=2, null=True)
+    new_p90_usd = models.DecimalField(max_digits=16, decimal_places=2, null=True)
+    years_over_budget = ExactJSONField(default=list, help_text="years (1 …) over their budget")
+    old_cheapest = models.CharField(max_length=200, blank=True)
+    new_cheapest = models.CharField(max_length=200, blank=True)
+    message = models.TextField(blank=True)
+    emailed = models.BooleanField(default=False)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["watch", "refresh_run"],
+                condition=models.Q(refresh_run__isnull=False),
+                name="one_event_per_watch_and_refresh",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"event {self.pk} of watch {self.watch_id}"

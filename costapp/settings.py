@@ -253,6 +253,13 @@ CELERY_BEAT_SCHEDULE["price-refresh-sweep"] = {
     "schedule": 60.0,
     "options": {"expires": 60.0, **({"queue": PRICE_REFRESH_QUEUE} if PRICE_REFRESH_QUEUE else {})},
 }
+# The budget watch: every watched plan priced again once a day (catalog changes no refresh
+# made), and the events of runs that have ended since settled every minute.
+CELERY_BEAT_SCHEDULE["watch-reprice"] = {
+    "task": "costapp.watch_reprice",
+    "schedule": env.float("WATCH_REPRICE_S", default=86_400.0),
+}
+CELERY_BEAT_SCHEDULE["watch-settle"] = {"task": "costapp.watch_settle", "schedule": 60.0}
 CELERY_BEAT_SCHEDULE["runs-requeue-stale"] = {
     "task": "costapp.runs_requeue_stale",
     "schedule": float(RUN_STALE_CHECK_S),

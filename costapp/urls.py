@@ -15,8 +15,9 @@ from . import views
 from .api.errors import api_not_found
 from .ask import views as ask_views
 from .builder import views as builder_views
-from .runs import link_views
+from .runs import focus_views, link_views
 from .runs import views as run_views
+from .watch import views as watch_views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -44,10 +45,12 @@ urlpatterns = [
     path("scenarios/offers/", builder_views.builder_offers, name="scenario-offers"),
     path("runs/", run_views.runs, name="runs"),
     path("runs/compare/", run_views.runs_compare, name="runs-compare"),
+    path("watch/", watch_views.watch_page, name="watch"),
     path("runs/<int:pk>/", run_views.run, name="run"),
     path("runs/<int:pk>/status/", run_views.run_status, name="run-status"),
     path("runs/<int:pk>/run.xlsx", run_views.run_xlsx, name="run-xlsx"),
     path("runs/<int:pk>/result.json", run_views.run_result_json, name="run-json"),
+    path("runs/<int:pk>/focus/", focus_views.run_focus, name="run-focus"),
     path(
         "runs/<int:pk>/sizing/<int:sweep>/copy/",
         run_views.run_sizing_copy,
@@ -60,6 +63,7 @@ urlpatterns = [
         name="run-link-revoke",
     ),
     path("shared/<str:key>/", link_views.shared_run, name="shared-run"),
+    path("shared/<str:key>/focus/", focus_views.shared_focus, name="shared-run-focus"),
     path("shared/<str:key>/monthly.csv", link_views.shared_monthly_csv, name="shared-run-csv"),
     path("shared/<str:key>/run.xlsx", link_views.shared_xlsx, name="shared-run-xlsx"),
     path("shared/<str:key>/result.json", link_views.shared_result_json, name="shared-run-json"),

@@ -4,6 +4,7 @@ from django.urls import path
 from rest_framework.routers import DefaultRouter
 
 from costapp.api import views
+from costapp.watch import views as watch_views
 
 router = DefaultRouter(trailing_slash=True)
 router.register("scenarios", views.ScenarioViewSet, basename="scenario")
@@ -20,5 +21,7 @@ urlpatterns = [
         name="run-monthly-csv",
     ),
     path("simulate/", views.SimulateView.as_view(), name="simulate"),
+    path("watches/", watch_views.WatchListView.as_view(), name="watches"),
+    path("watch-events/", watch_views.WatchEventListView.as_view(), name="watch-events"),
     *router.urls,
 ]

@@ -14,6 +14,7 @@ import django_filters
 from django import forms
 from django.contrib.auth.models import User
 from django.http import HttpResponse
+from django.http.response import HttpResponseBase
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -40,7 +41,8 @@ from costapp.api.serializers import (
 )
 from costapp.models import Scenario, SimulationRun
 from costapp.reports.risk import budget_parse, risk_document
-from costapp.runs import exports, pipeline, requests
+from costapp.runs import exports, focus_views, pipeline, requests
+from costapp.runs.focus import FocusRequestError
 from costapp.runs.store import BrokerUnavailable
 from costapp.scenarios import selectors, services
 from costapp.tco import ScenarioError
@@ -238,6 +240,40 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
                 "This run has no risk figures: it has no simulation, or it finished before they were computed."
             )
         return Response(RunRiskSerializer(found).data)
+
+    def perform_content_negotiation(self, request: Request, force: bool = False) -> Any:
+        # the FOCUS export's ?format= names its file, refused by the action when unknown
+        return super().perform_content_negotiation(request, force=force or self.action == "focus")
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("option", OpenApiTypes.STR, description="name or 1-based number"),
+            OpenApiParameter("percentile", OpenApiTypes.STR, description="P50, P90 or 1 to 99"),
+            OpenApiParameter("format", OpenApiTypes.STR, enum=["csv", "parquet"]),
+        ],
+        responses={
+            (200, "text/csv"): str,
+            (200, "application/vnd.apache.parquet"): bytes,
+            409: None,
+        },
+    )
+    @action(
+        detail=True,
+        methods=["get"],
+        filter_backends=[],
+        renderer_classes=[EscapedJSONRenderer, CSVRenderer, focus_views.ParquetRenderer],
+    )
+    def focus(self, request: Request, pk: Any = None) -> HttpResponseBase:
+        """An option of the run as a forward plan in FOCUS 1.2 columns, one row per month and
+        charge, at the deterministic figures or at a percentile of the paths; streamed."""
+        query_params_refuse_unknown(request, {"option", "percentile", "format"})
+        run = self.get_object()
+        if run.status != SimulationRun.Status.SUCCEEDED or run.result is None:
+            raise Conflict(f"The run has no result yet ({run.status}).")
+        try:
+            return focus_views.focus_response(run, run.result, request.query_params)
+        except FocusRequestError as error:
+            raise ValidationError({error.field: [error.message]}) from error
 
     @extend_schema(responses={(200, "text/csv"): str, 409: None})
     def monthly_csv(self, request: Request, pk: Any = None) -> HttpResponse:

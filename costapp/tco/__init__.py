@@ -19,6 +19,9 @@ document comes out. Callers outside the engine use the names below and nothing e
 - :func:`plan_cost` of a plan on :class:`Futures` (the expected values by default), with the cost
   :data:`CATEGORIES` of its breakdown, and :func:`cost_curves` (cost against utilization) of a
   result's inputs;
+- :func:`option_charges` of one option on one path (:func:`path_futures`; the path at a
+  percentile of its totals, :func:`percentile_path`), as :class:`OptionCharges`, for a forward plan
+  month by month and charge by charge;
 - :func:`fit_gpus`, the fewest GPUs of a model that hold a workload in memory (the builder's
   offer picker puts first the instances holding that many).
 
@@ -27,6 +30,13 @@ an import-linter contract in ``pyproject.toml`` keeps it so. The tests may.
 """
 
 from . import schema
+from .charges import (
+    CommitmentMonths,
+    OptionCharges,
+    option_charges,
+    path_futures,
+    percentile_path,
+)
 from .core import CATEGORIES, Futures, PathCosts, Plan, plan_build, plan_cost
 from .curves import cost_curves
 from .demand import fit_gpus
@@ -89,6 +99,11 @@ from .types import (
 from .validation import Normalized, normalize
 
 __all__ = [
+    "CommitmentMonths",
+    "OptionCharges",
+    "option_charges",
+    "path_futures",
+    "percentile_path",
     "blocks_reduce",
     "blocks_risk",
     "budget_exceedance",

@@ -57,6 +57,7 @@ def test_an_anonymous_holder_sees_the_run_and_its_downloads_and_nothing_else(cli
         f"{path}monthly.csv",
         f"{path}run.xlsx",
         f"{path}result.json",
+        f"{path}focus/",
     }
     csv_text = anonymous.get(f"{path}monthly.csv").content.decode()
     assert csv_text.startswith("option,month,compute,") and "leased" in csv_text
@@ -66,6 +67,11 @@ def test_an_anonymous_holder_sees_the_run_and_its_downloads_and_nothing_else(cli
     book = load_workbook(io.BytesIO(anonymous.get(f"{path}run.xlsx").content))
     cells = " ".join(str(c.value) for sheet in book for row in sheet.iter_rows() for c in row)
     assert "leased" in cells and quote.vendor not in cells
+    for number in range(1, len(run.result["options"]) + 1):
+        focus = anonymous.get(f"{path}focus/", {"option": str(number)})
+        assert focus.status_code == 200 and focus["X-Robots-Tag"] == "noindex, nofollow"
+        focus_text = b"".join(focus.streaming_content).decode()
+        assert quote.vendor not in focus_text and quote.reference not in focus_text
     # the link opens that run only: the site's own pages still ask to sign in
     for url in (f"/runs/{run.pk}/", f"/runs/{run.pk}/result.json", "/quotes/", "/"):
         assert anonymous.get(url).status_code == 302, url
@@ -83,7 +89,7 @@ def test_a_revoked_or_expired_link_opens_nothing(client, quoted):
     client.post(f"/runs/{run.pk}/links/{first.pk}/revoke/")
     RunLink.objects.exclude(pk=first.pk).update(expires=timezone.now() - timedelta(seconds=1))
     for path in (revoked, expired):
-        for tail in ("", "monthly.csv", "run.xlsx", "result.json"):
+        for tail in ("", "monthly.csv", "run.xlsx", "result.json", "focus/"):
             assert anonymous.get(path + tail).status_code == 404, path + tail
     html = client.get(f"/runs/{run.pk}/").content.decode()
     assert 'id="links-table"' not in html and 'id="link-button"' in html
