@@ -95,6 +95,25 @@ def _tail_words(result: Mapping[str, Any]) -> str:
     return f"worst {100.0 * fraction:g} %"
 
 
+OPTION_KEYS = ("mean_npv_usd", "p90_npv_usd", "tail_npv_usd", "probability_cheapest")
+"""The result's figures over the paths that the risk panel, its API and its sheet give per
+option."""
+
+
+def option_rows(result: Mapping[str, Any], exceed: list[float] | None) -> list[dict[str, Any]]:
+    """Per option of ``result``: its name, whether it does the work, :data:`OPTION_KEYS`, and
+    the share of paths whose total exceeds the budget (``exceed``, None without one)."""
+    return [
+        {
+            "name": option["name"],
+            "feasible": option["feasible"],
+            **{key: option.get(key) for key in OPTION_KEYS},
+            "exceeds_budget": None if exceed is None else exceed[index],
+        }
+        for index, option in enumerate(result["options"])
+    ]
+
+
 def risk_panel(
     *, run: SimulationRun, result: Mapping[str, Any], budget_text: str = ""
 ) -> dict[str, Any] | None:
@@ -110,20 +129,10 @@ def risk_panel(
     if stored is not None and budget.usd is not None:
         totals = RunRisk.objects.filter(pk=stored.pk).values_list("sorted_totals", flat=True)[0]
         exceed = budget_exceedance(sorted_totals_from_payload(bytes(totals)), budget.usd)
-    rows = []
-    for index, option in enumerate(result["options"]):
-        rows.append(
-            {
-                "name": option["name"],
-                "feasible": option["feasible"],
-                "mean_npv_usd": option.get("mean_npv_usd"),
-                "p90_npv_usd": option.get("p90_npv_usd"),
-                "tail_npv_usd": option.get("tail_npv_usd"),
-                "probability_cheapest": option.get("probability_cheapest"),
-                "exceeds_budget": None if exceed is None else exceed[index],
-                "cheapest": option["name"] == result.get("cheapest"),
-            }
-        )
+    rows = [
+        {**row, "cheapest": row["name"] == result.get("cheapest")}
+        for row in option_rows(result, exceed)
+    ]
     commitments = []
     if figures is not None:
         for row in figures["commitments"]:
@@ -168,20 +177,10 @@ def risk_document(*, run: SimulationRun, budget_usd: float | None) -> dict[str, 
         exceed = budget_exceedance(
             sorted_totals_from_payload(bytes(stored.sorted_totals)), budget_usd
         )
-    options = []
-    for index, option in enumerate(run.result["options"]):
-        options.append(
-            {
-                "name": option["name"],
-                "feasible": option["feasible"],
-                "mean_npv_usd": option.get("mean_npv_usd"),
-                "p90_npv_usd": option.get("p90_npv_usd"),
-                "tail_npv_usd": option.get("tail_npv_usd"),
-                "probability_cheapest": option.get("probability_cheapest"),
-                "cheapest_so_far": figures["cheapest_so_far"][option["name"]],
-                "exceeds_budget": None if exceed is None else exceed[index],
-            }
-        )
+    options = [
+        {**row, "cheapest_so_far": figures["cheapest_so_far"][row["name"]]}
+        for row in option_rows(run.result, exceed)
+    ]
     return {
         "run": run.pk,
         "paths": figures["paths"],

@@ -12,6 +12,7 @@ import pandas as pd
 
 from costapp.models import RunRisk, SimulationRun
 from costapp.reports.categories import COST_CATEGORIES
+from costapp.reports.risk import COMMITMENT_KEYS, OPTION_KEYS
 from hardware.cells import rows_inert, workbook_inert
 
 
@@ -89,25 +90,10 @@ def _source_cells(row: dict[str, Any]) -> list[Any]:
     ]
 
 
-RISK_OPTION_COLUMNS = [
-    ("option", "name"),
-    ("feasible", "feasible"),
-    ("mean_npv_usd", "mean_npv_usd"),
-    ("p90_npv_usd", "p90_npv_usd"),
-    ("tail_npv_usd", "tail_npv_usd"),
-    ("probability_cheapest", "probability_cheapest"),
+RISK_OPTION_COLUMNS = [("option", "name"), ("feasible", "feasible")] + [
+    (key, key) for key in OPTION_KEYS
 ]
-
-RISK_COMMITMENT_COLUMNS = [
-    "option",
-    "layer",
-    "committed_gpus",
-    "committed_gpu_hours",
-    "unused_gpu_hours_mean",
-    "unused_gpu_hours_p90",
-    "unused_usd_mean",
-    "unused_usd_p90",
-]
+RISK_COMMITMENT_COLUMNS = list(COMMITMENT_KEYS)
 
 
 def _risk_tables(run: SimulationRun) -> list[tuple[str, pd.DataFrame]]:
