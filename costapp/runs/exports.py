@@ -1,6 +1,7 @@
 """A succeeded run's downloads: the rows of ``monthly.csv`` (docs/api.md) and the XLSX
 workbook of the run page (sheets "monthly", "options" and "sources", "layers" where the
-result has a mix, and "risk" where it has a simulation).
+result has a mix, "sizing" where it has sweeps, and "risk" where it has a simulation; money as
+dollars and shares as percentages, the numbers exact).
 """
 
 import csv
@@ -68,6 +69,10 @@ OPTION_COLUMNS = [
     ("mean_npv_usd", "mean_npv_usd"),
     ("p90_npv_usd", "p90_npv_usd"),
     ("tail_npv_usd", "tail_npv_usd"),
+    ("p10_usd", "p10_usd"),
+    ("p50_usd", "p50_usd"),
+    ("p90_usd", "p90_usd"),
+    ("probability_cheapest", "probability_cheapest"),
 ]
 
 LAYER_COLUMNS = ["mix", "layer", "role", "provisioned_gpus", "served_gpu_hours", "total_usd"]
@@ -139,6 +144,70 @@ def run_monthly_csv(*, run: SimulationRun) -> str:
     return out.getvalue()
 
 
+SIZING_COLUMNS = [
+    "sweep",
+    "option",
+    "field",
+    "objective",
+    "candidate",
+    "best",
+    "feasible",
+    "npv_usd",
+    "total_usd",
+    "mean_npv_usd",
+    "p90_npv_usd",
+    "tail_npv_usd",
+    "shortfall_probability",
+]
+"""The columns of the workbook's sheet "sizing": one row per sweep and candidate (a mix's
+candidate as its layers' sizes, "4 / 8"), the result's per-candidate figures beside it."""
+
+
+def _sizing_rows(result: dict[str, Any]) -> list[list[Any]]:
+    rows: list[list[Any]] = []
+    for number, sweep in enumerate(result.get("sizing") or [], start=1):
+        for index, candidate in enumerate(sweep["candidates"]):
+            size = (
+                " / ".join(str(n) for n in candidate) if isinstance(candidate, list) else candidate
+            )
+            rows.append(
+                [number, sweep["option"], sweep["field"], sweep["objective"], size]
+                + [candidate == sweep.get("best")]
+                + [(sweep[key][index] if key in sweep else None) for key in SIZING_COLUMNS[6:]]
+            )
+    return rows
+
+
+MONEY_FORMAT = '"$"#,##0.00'
+SHARE_FORMAT = "0.0%"
+
+
+def _formats_set(book: Any) -> None:
+    """Money columns (a header naming ``_usd``) as dollars and shares
+    (``probability_cheapest``, ``shortfall_probability``, ``average_utilization``) as
+    percentages, in every sheet whose first row is its header; the values stay exact numbers."""
+    shares = {"probability_cheapest", "shortfall_probability", "average_utilization"}
+    for sheet in book.worksheets:
+        for header_row in sheet.iter_rows():
+            headers = [cell.value for cell in header_row]
+            if not any(isinstance(h, str) and "_usd" in h for h in headers):
+                continue  # a title row (the risk sheet's) or a table without money
+            for column, header in enumerate(headers, start=1):
+                if not isinstance(header, str):
+                    continue
+                kind = MONEY_FORMAT if "_usd" in header else None
+                kind = SHARE_FORMAT if header in shares else kind
+                if kind is None:
+                    continue
+                for cell in sheet.iter_rows(
+                    min_row=header_row[0].row + 1, min_col=column, max_col=column
+                ):
+                    if isinstance(cell[0].value, int | float) and not isinstance(
+                        cell[0].value, bool
+                    ):
+                        cell[0].number_format = kind
+
+
 def run_workbook(*, run: SimulationRun) -> bytes:
     """The XLSX bytes of a succeeded run (pandas + openpyxl), every text cell written as inert
     text (``hardware.cells.workbook_inert``)."""
@@ -173,6 +242,9 @@ def run_workbook(*, run: SimulationRun) -> bytes:
         sources.to_excel(writer, sheet_name="sources", index=False, freeze_panes=(1, 0))
         if not layers.empty:  # format 1.3: a mix's layers
             layers.to_excel(writer, sheet_name="layers", index=False, freeze_panes=(1, 0))
+        sizing = pd.DataFrame(_sizing_rows(run.result), columns=SIZING_COLUMNS)
+        if not sizing.empty:
+            sizing.to_excel(writer, sheet_name="sizing", index=False, freeze_panes=(1, 0))
         row = 0
         for title, table in _risk_tables(run):
             pd.DataFrame([[title]]).to_excel(
@@ -181,4 +253,5 @@ def run_workbook(*, run: SimulationRun) -> bytes:
             table.to_excel(writer, sheet_name="risk", index=False, startrow=row + 1)
             row += len(table) + 3
         workbook_inert(writer.book)
+        _formats_set(writer.book)
     return out.getvalue()

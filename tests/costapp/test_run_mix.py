@@ -67,6 +67,23 @@ def test_the_run_page_and_its_downloads_show_the_mix(client, mix_run):
     assert [row[4] for row in rows] == pytest.approx(
         [layer["served_gpu_hours"] for layer in the_mix["layers"]], rel=1e-12
     )
+    # the joint sizing, one row per combination, the best marked; money as dollars
+    [sweep] = run.result["sizing"]
+    sizing = [[cell.value for cell in row] for row in workbook["sizing"].iter_rows()]
+    header, rows = sizing[0], sizing[1:]
+    assert header[:6] == ["sweep", "option", "field", "objective", "candidate", "best"]
+    assert len(rows) == len(sweep["candidates"])
+    [best] = [row for row in rows if row[5] is True]
+    assert best[4] == " / ".join(str(n) for n in sweep["best"])
+    assert best[header.index("tail_npv_usd")] == pytest.approx(
+        sweep["tail_npv_usd"][sweep["candidates"].index(sweep["best"])], rel=1e-12
+    )
+    money = workbook["sizing"].cell(row=2, column=header.index("npv_usd") + 1)
+    assert money.number_format == '"$"#,##0.00' and isinstance(money.value, float)
+    heads = [cell.value for cell in options[1]]
+    assert {"p10_usd", "p50_usd", "p90_usd", "probability_cheapest"} <= set(heads)
+    share = options.cell(row=2, column=heads.index("probability_cheapest") + 1)
+    assert share.number_format == "0.0%"
 
 
 def test_the_joint_sizing_is_ranked_and_a_copy_at_the_best_sizes_prices_as_the_sweep(
