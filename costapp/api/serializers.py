@@ -164,41 +164,68 @@ class RunCreateSerializer(serializers.Serializer):
 class RiskOptionSerializer(serializers.Serializer):
     """One option's risk figures over the run's paths."""
 
-    name = serializers.CharField()
-    feasible = serializers.BooleanField()
-    mean_npv_usd = serializers.FloatField(allow_null=True)
-    p90_npv_usd = serializers.FloatField(allow_null=True)
-    tail_npv_usd = serializers.FloatField(
-        allow_null=True, help_text="mean NPV of the worst paths (format 1.3 tail_fraction)"
+    name = serializers.CharField(help_text="the option's name, as in the result")
+    feasible = serializers.BooleanField(help_text="whether it does all the work")
+    mean_npv_usd = serializers.FloatField(
+        allow_null=True, help_text="mean NPV over the paths [USD]"
     )
-    probability_cheapest = serializers.FloatField(allow_null=True)
+    p90_npv_usd = serializers.FloatField(
+        allow_null=True, help_text="90th percentile of the NPV over the paths [USD]"
+    )
+    tail_npv_usd = serializers.FloatField(
+        allow_null=True,
+        help_text="mean NPV of the worst paths, the simulation's tail_fraction of them [USD]",
+    )
+    probability_cheapest = serializers.FloatField(
+        allow_null=True,
+        help_text="share of paths on which it has the lowest NPV of the options doing all "
+        "the work [fraction]",
+    )
     cheapest_so_far = serializers.ListField(
         child=serializers.FloatField(),
-        help_text="per month 0 … H, the share of paths on which it has cost least so far",
+        help_text="per month 0 … H, the share of paths on which it has cost least so far "
+        "[fraction]",
     )
     exceeds_budget = serializers.FloatField(
-        allow_null=True, help_text="share of paths whose total exceeds ?budget= (null without one)"
+        allow_null=True,
+        help_text="share of paths whose total exceeds ?budget=, null without one [fraction]",
     )
 
 
 class RiskCommitmentSerializer(serializers.Serializer):
     """One commitment's committed GPU-hours no work uses, and their cost."""
 
-    option = serializers.CharField()
-    layer = serializers.CharField(allow_null=True, help_text="the mix's layer, null alone")
-    committed_gpus = serializers.IntegerField()
-    committed_gpu_hours = serializers.FloatField()
-    unused_gpu_hours_mean = serializers.FloatField()
-    unused_gpu_hours_p90 = serializers.FloatField()
-    unused_usd_mean = serializers.FloatField()
-    unused_usd_p90 = serializers.FloatField()
+    option = serializers.CharField(help_text="the committed option, or the mix holding it")
+    layer = serializers.CharField(
+        allow_null=True, help_text="the mix's committed layer; null for an option alone"
+    )
+    committed_gpus = serializers.IntegerField(help_text="GPUs committed [GPUs]")
+    committed_gpu_hours = serializers.FloatField(
+        help_text="committed GPU-hours over months 1 … H [GPU-h]"
+    )
+    unused_gpu_hours_mean = serializers.FloatField(
+        help_text="committed GPU-hours no work uses, mean over the paths [GPU-h]"
+    )
+    unused_gpu_hours_p90 = serializers.FloatField(
+        help_text="committed GPU-hours no work uses, 90th percentile over the paths [GPU-h]"
+    )
+    unused_usd_mean = serializers.FloatField(
+        help_text="what the unused hours cost, mean over the paths [USD]"
+    )
+    unused_usd_p90 = serializers.FloatField(
+        help_text="what the unused hours cost, 90th percentile over the paths [USD]"
+    )
 
 
 class RunRiskSerializer(serializers.Serializer):
     """A succeeded run's risk figures, computed in its Monte Carlo blocks (not in the result)."""
 
-    run = serializers.IntegerField()
-    paths = serializers.IntegerField()
-    budget_usd = serializers.FloatField(allow_null=True)
-    options = RiskOptionSerializer(many=True)
-    commitments = RiskCommitmentSerializer(many=True)
+    run = serializers.IntegerField(help_text="the run's id [id]")
+    paths = serializers.IntegerField(help_text="Monte Carlo paths of the run [paths]")
+    budget_usd = serializers.FloatField(
+        allow_null=True, help_text="the budget asked about, null without one [USD]"
+    )
+    options = RiskOptionSerializer(many=True, help_text="per option, in the result's order")
+    commitments = RiskCommitmentSerializer(
+        many=True, help_text="per committed option or committed layer of a mix"
+    )

@@ -93,13 +93,25 @@ def watch_page(request: HttpRequest) -> HttpResponse:
 
 
 class WatchSerializer(serializers.ModelSerializer[BudgetWatch]):
+    """A budget watch: the plan, the option followed, the budget."""
+
     class Meta:
         model = BudgetWatch
         fields = ["id", "scenario", "option", "budget_usd", "budget_per_year_usd", "run", "created"]
+        extra_kwargs = {
+            "scenario": {"help_text": "the watched scenario [id]"},
+            "option": {"help_text": "the followed option's name"},
+            "budget_usd": {"help_text": "the budget over the horizon [USD]"},
+            "budget_per_year_usd": {"help_text": "optional budgets per year [USD]"},
+            "run": {"help_text": "the run the next event compares with [id]"},
+            "created": {"help_text": "when the watch was set (UTC)"},
+        }
 
 
 class WatchEventSerializer(serializers.ModelSerializer[WatchEvent]):
-    sentence = serializers.SerializerMethodField()
+    """What moved when a watched plan was priced again."""
+
+    sentence = serializers.SerializerMethodField(help_text="the event in one sentence")
 
     class Meta:
         model = WatchEvent
@@ -123,6 +135,24 @@ class WatchEventSerializer(serializers.ModelSerializer[WatchEvent]):
             "created",
             "sentence",
         ]
+        extra_kwargs = {
+            "watch": {"help_text": "the watch [id]"},
+            "trigger": {"help_text": "refresh or schedule"},
+            "refresh_run": {"help_text": "the price refresh that moved a price, if any [id]"},
+            "status": {"help_text": "pricing, priced or failed"},
+            "old_run": {"help_text": "the run before [id]"},
+            "new_run": {"help_text": "the run on the day's catalog [id]"},
+            "budget_usd": {"help_text": "the budget over the horizon [USD]"},
+            "old_total_usd": {"help_text": "the followed option's total before [USD]"},
+            "new_total_usd": {"help_text": "the followed option's total now [USD]"},
+            "old_p90_usd": {"help_text": "the followed option's P90 total before [USD]"},
+            "new_p90_usd": {"help_text": "the followed option's P90 total now [USD]"},
+            "years_over_budget": {"help_text": "the years (1 …) over their budget"},
+            "old_cheapest": {"help_text": "the recommended option before"},
+            "new_cheapest": {"help_text": "the recommended option now"},
+            "message": {"help_text": "why a pricing failed, if it did"},
+            "created": {"help_text": "when the plan was priced again (UTC)"},
+        }
 
     def get_sentence(self, event: WatchEvent) -> str:
         return event_sentence(event)
@@ -143,12 +173,18 @@ class WatchListView(APIView):
         request=inline_serializer(
             "WatchCreate",
             {
-                "scenario": serializers.IntegerField(required=False),
-                "question": serializers.IntegerField(required=False),
-                "option": serializers.CharField(),
-                "budget_usd": serializers.CharField(),
+                "scenario": serializers.IntegerField(
+                    required=False, help_text="the scenario to watch [id]"
+                ),
+                "question": serializers.IntegerField(
+                    required=False, help_text="or a question whose plan to watch [id]"
+                ),
+                "option": serializers.CharField(help_text="the option to follow, by name"),
+                "budget_usd": serializers.CharField(help_text="the budget over the horizon [USD]"),
                 "budget_per_year_usd": serializers.ListField(
-                    child=serializers.CharField(), required=False
+                    child=serializers.CharField(),
+                    required=False,
+                    help_text="optional budgets per year [USD]",
                 ),
             },
         ),
