@@ -56,7 +56,7 @@ def test_an_analyst_compares_a_run_with_another_from_the_run_page(page, live_ser
     dedicated = page.locator(
         "#compare-figures tbody[data-option='Dedicated 8-GPU servers'] tr[data-key='total_usd']"
     )
-    assert dedicated.locator("td").nth(3).inner_text() == "0"
+    assert dedicated.locator("td").nth(3).inner_text() == "unchanged"
     # paired by position (the same five options), the one input that differs in words
     assert page.locator("#compare-pairing").inner_text() == (
         "Workloads and options paired by position: both runs have 1 workload and 5 options of "
