@@ -119,7 +119,7 @@ def test_two_refreshes_of_one_source_started_together_one_applies_the_other_exit
     codes = sorted(p.returncode for p in processes)
     assert codes == [0, 4], outputs
     locked_out, locked_err = outputs[[p.returncode for p in processes].index(4)]
-    assert "not started: a refresh of skypilot is already running" in locked_err
+    assert "not started: a refresh of skypilot-lambda is already running" in locked_err
     assert "Traceback" not in locked_err
     (run,) = RefreshRun.objects.all()
     assert run.status == "applied" and run.prices_added == 3000
