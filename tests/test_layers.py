@@ -1,6 +1,8 @@
 """The import rules of docs/architecture.md, kept by import-linter's contracts (pyproject.toml,
 ``[tool.importlinter]``): one layers contract per package (``costapp``, ``hardware``,
-``accounts``), the engine at the bottom of ``costapp``'s; the engine imports no Django and nothing
+``accounts``), the engine at the bottom of ``costapp``'s, and one inside each feature package of
+``costapp`` and ``hardware`` (its pages and tasks over its services over its reads and rows, so
+one page of a feature never imports another); the engine imports no Django and nothing
 of the project outside it; ``hardware`` never imports ``costapp``; ``accounts`` imports neither;
 outside the engine, code uses the names of ``costapp/tco/__init__.py``, never one of its
 submodules. And no module imports another that imports it back, however far round (the import
@@ -9,6 +11,7 @@ graph, function-level imports included, walked with grimp, which import-linter i
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import grimp
@@ -49,6 +52,11 @@ def test_the_contracts_catch_a_forbidden_import(tmp_path):
     (tmp_path / "costapp" / "scenarios" / "probe.py").write_text(
         "def later():\n    from costapp.runs import pipeline\n\n    return pipeline\n"
     )
+    # inside a feature package: one page importing another, a parser importing the registry
+    with (tmp_path / "costapp" / "runs" / "link_views.py").open("a") as module:
+        module.write("\nfrom costapp.runs.views import run  # noqa\n")
+    with (tmp_path / "hardware" / "sources" / "common.py").open("a") as module:
+        module.write("\n\ndef later():\n    from hardware.sources import registry\n")
     result = lint_imports(tmp_path)
     assert result.returncode != 0
     assert "costapp.tco.probe -> django" in result.stdout
@@ -58,7 +66,13 @@ def test_the_contracts_catch_a_forbidden_import(tmp_path):
     assert "costapp.scenarios.probe -> costapp.runs.pipeline" in result.stdout
     # and hardware's exhaustive layers: the probe has no place in them
     assert "hardware.probe" in result.stdout.split("hardware's layers", 1)[1]
-    assert "5 broken" in result.stdout
+    assert "costapp.runs.link_views -> costapp.runs.views" in result.stdout
+    assert "hardware.sources.common -> hardware.sources.registry" in result.stdout
+    # the feature packages' exhaustive layers: the engine's, reports' and scenarios' probes have
+    # no place in them
+    for package in ("costapp.tco", "costapp.reports", "costapp.scenarios"):
+        assert f"{package}.probe" in result.stdout.split(f"{package}: ", 1)[1]
+    assert "10 broken" in result.stdout
 
 
 def test_a_module_of_costapp_hardware_or_accounts_outside_every_layer_breaks_its_contract(
@@ -78,6 +92,29 @@ def test_a_module_of_costapp_hardware_or_accounts_outside_every_layer_breaks_its
     assert "costapp.newroom" in result.stdout and "accounts.newroom" in result.stdout
     assert "hardware.newroom" in result.stdout
     assert "3 broken" in result.stdout
+
+
+NOT_FEATURES = {"migrations", "management", "templatetags"}
+"""Packages of costapp and hardware that are no feature of their own: the migrations, the
+management commands and the template tags (each module stands alone, run by Django)."""
+
+
+def test_every_feature_package_of_costapp_and_hardware_has_a_layers_contract_of_its_own():
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    layered = {
+        container
+        for contract in config["contracts"]
+        if contract["type"] == "layers" and contract.get("exhaustive")
+        for container in contract["containers"]
+    }
+    features = {
+        f"{root}.{folder.name}"
+        for root in ("costapp", "hardware")
+        for folder in (ROOT / root).iterdir()
+        if (folder / "__init__.py").exists() and folder.name not in NOT_FEATURES
+    }
+    assert len(features) >= 12  # the packages were found, not none
+    assert sorted(features - layered) == []
 
 
 def import_cycles(graph: grimp.ImportGraph, packages: tuple[str, ...]) -> list[list[str]]:

@@ -16,10 +16,9 @@ from rest_framework import renderers
 
 from costapp.models import SimulationRun
 from costapp.reports.shared import shared_result
+from costapp.runs.access import link_private, link_run, succeeded_run, viewer_required
 from costapp.runs.focus import FocusRequestError, focus_choice, focus_filename, focus_rows
 from costapp.runs.focus_files import focus_csv_stream, focus_parquet_stream
-from costapp.runs.link_views import _opened, _private
-from costapp.runs.views import _succeeded, viewer_required
 
 
 class ParquetRenderer(renderers.BaseRenderer):
@@ -66,7 +65,7 @@ def _refused(error: FocusRequestError) -> HttpResponse:
 @require_GET
 def run_focus(request: HttpRequest, pk: int) -> Any:
     """The run's option as a FOCUS forward plan."""
-    found = _succeeded(request, pk)
+    found = succeeded_run(request, pk)
     assert found.result is not None
     try:
         return focus_response(found, found.result, request.GET)
@@ -78,12 +77,10 @@ def run_focus(request: HttpRequest, pk: int) -> Any:
 @require_GET
 def shared_focus(request: HttpRequest, key: str) -> HttpResponseBase:
     """The same through a read-only link (quotes named only as "a quote")."""
-    found = _opened(key)
+    found = link_run(key)
     assert found.result is not None
     try:
         response = focus_response(found, shared_result(found.result), request.GET)
     except FocusRequestError as error:
-        return _private(_refused(error))
-    response["X-Robots-Tag"] = "noindex, nofollow"
-    response["Referrer-Policy"] = "no-referrer"
-    return response
+        return link_private(_refused(error))
+    return link_private(response)

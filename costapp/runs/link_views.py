@@ -8,18 +8,18 @@ import copy
 import json
 
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
-from costapp.models import SimulationRun
 from costapp.reports.shared import shared_result
 from costapp.runs import links
+from costapp.runs.access import link_private, link_run, owner_only, viewer_required, visible_run
 from costapp.runs.exports import run_monthly_csv, run_workbook
 from costapp.runs.followups import answer_words
-from costapp.runs.views import owner_only, result_context, viewer_required, visible_run
+from costapp.runs.result_page import result_context
 
 
 @viewer_required
@@ -55,24 +55,11 @@ def run_link_revoke(request: HttpRequest, pk: int, link: int) -> HttpResponse:
     return redirect("run", pk=found.pk)
 
 
-def _opened(key: str) -> SimulationRun:
-    found = links.run_link_open(key=key)
-    if found is None or found.result is None:
-        raise Http404("no such link, or it was revoked or has expired")
-    return found
-
-
-def _private(response: HttpResponse) -> HttpResponse:
-    response["X-Robots-Tag"] = "noindex, nofollow"
-    response["Referrer-Policy"] = "no-referrer"
-    return response
-
-
 @never_cache
 @require_GET
 def shared_run(request: HttpRequest, key: str) -> HttpResponse:
     """The run's page as a link shows it."""
-    found = _opened(key)
+    found = link_run(key)
     assert found.result is not None
     context = result_context(run=found, result=shared_result(found.result), request=request)
     for item in context["sizing"]:
@@ -80,22 +67,22 @@ def shared_run(request: HttpRequest, key: str) -> HttpResponse:
     for row in context["sources"]["sourced"]:
         row["link"] = None
     context.update(run=found, shared_key=key, active=False, answer_words=answer_words(found))
-    return _private(render(request, "runs/shared.html", context))
+    return link_private(render(request, "runs/shared.html", context))
 
 
 @never_cache
 @require_GET
 def shared_monthly_csv(request: HttpRequest, key: str) -> HttpResponse:
-    found = _opened(key)
+    found = link_run(key)
     response = HttpResponse(run_monthly_csv(run=found), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="run-{found.pk}-monthly.csv"'
-    return _private(response)
+    return link_private(response)
 
 
 @never_cache
 @require_GET
 def shared_xlsx(request: HttpRequest, key: str) -> HttpResponse:
-    found = _opened(key)
+    found = link_run(key)
     assert found.result is not None
     shown = copy.copy(found)
     shown.result = shared_result(found.result)
@@ -104,17 +91,17 @@ def shared_xlsx(request: HttpRequest, key: str) -> HttpResponse:
         content_type="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
     )
     response["Content-Disposition"] = f'attachment; filename="run-{found.pk}.xlsx"'
-    return _private(response)
+    return link_private(response)
 
 
 @never_cache
 @require_GET
 def shared_result_json(request: HttpRequest, key: str) -> HttpResponse:
-    found = _opened(key)
+    found = link_run(key)
     assert found.result is not None
     response = HttpResponse(
         json.dumps(shared_result(found.result), indent=2, allow_nan=False),
         content_type="application/json",
     )
     response["Content-Disposition"] = f'attachment; filename="run-{found.pk}-result.json"'
-    return _private(response)
+    return link_private(response)
