@@ -4,7 +4,8 @@ Sets up a throwaway SQLite database in a temporary folder (migrate, ``load_catal
 an analyst with Django's test client, and asks the three questions of a finance lead
 (``costapp.ask.presets.LEAD_QUESTIONS``) through ``POST /ask/`` on the embedded default (no broker
 configured: the run's units, its merge and the answer's step, the plan sized and "what would
-change", run in this process as they are published). Measures, for each question:
+change", run in this process's background thread once the POST has answered). Measures, for
+each question:
 
 - from the POST to the finished answer (the run succeeded and its step kept on the question), wall
   time, the median of ``N`` questions;
@@ -45,7 +46,7 @@ def _ask(client: object, data: dict) -> tuple[float, object]:
         raise SystemExit(f"the question was refused: {response.status_code}")
     question = Question.objects.order_by("-pk").first()
     assert question is not None
-    while True:  # in-process, finished by now; with a broker it would be polled like this
+    while True:  # the POST answered at once; the run and its step go on in the background
         question.refresh_from_db()
         run = question.run
         assert run is not None

@@ -111,6 +111,13 @@ DATABASES = {
 # and checked before reuse.
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=60))
 DATABASES["default"].setdefault("CONN_HEALTH_CHECKS", True)
+# The embedded default writes to SQLite from more than one thread (requests, and the background
+# thread where a question's run goes on): a transaction takes the write lock when it begins,
+# waiting its turn up to the timeout [s], so two never both read and then each wait for the other
+# to write ("database is locked").
+SQLITE_OPTIONS = {"transaction_mode": "IMMEDIATE", "timeout": 20}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    DATABASES["default"].setdefault("OPTIONS", {}).update(SQLITE_OPTIONS)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -183,6 +190,10 @@ CELERY_RESULT_BACKEND = REDIS_URL or None
 CELERY_RESULT_EXPIRES = 3600
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
 CELERY_TASK_EAGER_PROPAGATES = True
+# In-process, a run a request does not wait for (a question's) runs in the web process's background
+# thread, not in the request (costapp.runs.background). The tests turn it off (tests/settings.py):
+# their rows are never committed, so a thread with a connection of its own would not see them.
+TASKS_IN_BACKGROUND = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1

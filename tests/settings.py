@@ -39,6 +39,11 @@ from costapp.settings import *  # noqa: E402,F403
 # so they never change the catalog version, and a page cached by one test would outlive its data.
 API_PAGE_CACHE_SECONDS = 0
 
+# A test's rows are rolled back, never committed: the embedded default's background thread, with a
+# database connection of its own, would not see them. The runs a request hands to it run in the
+# request instead, unless a test of that thread (on a committed database) turns it back on.
+TASKS_IN_BACKGROUND = False
+
 # The tests' window into a merge under way (costapp.runs.merging.merge_pause_point): a worker
 # started with RUN_MERGE_PAUSE_FILE pauses the first merge that finds that file.
 RUN_MERGE_PAUSE_FILE = os.environ.get("RUN_MERGE_PAUSE_FILE", "")

@@ -93,8 +93,10 @@ def ask(request: HttpRequest) -> HttpResponse:
 def _question_create(user: Any, answers: dict, document: dict, notes: dict) -> Question:
     """The question's scenario, run and question, written in one transaction: a broker that does
     not answer, or an invalid plan, leaves none of them behind. The run's tasks are published on
-    its commit; a broker that refuses them then (the run failed with its error) has the three
-    deleted, so a refused question leaves nothing behind either."""
+    its commit (on the embedded default they run in the process's background thread, so the
+    request returns at once and the answer page follows the run); a broker that refuses them
+    then (the run failed with its error) has the three deleted, so a refused question leaves
+    nothing behind either."""
     from costapp.scenarios import services
 
     name = document["name"][: Scenario._meta.get_field("name").max_length]
@@ -105,7 +107,7 @@ def _question_create(user: Any, answers: dict, document: dict, notes: dict) -> Q
                 owner=user, name=name, document=document,
                 description="Built by Ask from a question in plain words.",
             )  # fmt: skip
-            run = pipeline.run_create(scenario=scenario)
+            run = pipeline.run_create(scenario=scenario, off_request=True)
             written.append(Question.objects.create(
                 owner=user, answers=answers, scenario=scenario, run=run, notes=notes))  # fmt: skip
     except BrokerUnavailable:
@@ -238,7 +240,7 @@ def ask_again(request: HttpRequest, pk: int) -> HttpResponse:
         raise Http404("the question's scenario was deleted")
     try:
         with transaction.atomic():
-            run = pipeline.run_create(scenario=question.scenario, reprice=True)
+            run = pipeline.run_create(scenario=question.scenario, reprice=True, off_request=True)
             Question.objects.filter(pk=question.pk).update(run=run, changes=None)
     except (ScenarioError, BrokerUnavailable) as exc:
         messages.error(request, f"The question could not be asked again: {exc}")

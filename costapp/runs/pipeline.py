@@ -160,6 +160,7 @@ def run_create(
     seed: int | None = None,
     paths: int | None = None,
     reprice: bool = False,
+    off_request: bool = False,
 ) -> SimulationRun:
     """Queue a run of ``scenario`` and return it.
 
@@ -171,7 +172,8 @@ def run_create(
     inputs stores the run ``failed`` with the message. The run's tasks are published when the
     transaction that stores it commits (this call's own, or the caller's around it); a broker
     that refuses them then leaves the run ``failed`` with its error and raises
-    :class:`BrokerUnavailable` out of that commit.
+    :class:`BrokerUnavailable` out of that commit. ``off_request``: on the embedded default they
+    run in the process's background thread, not the caller's (:func:`store.units_publish`).
     """
     broker_check()
     try:
@@ -197,7 +199,7 @@ def run_create(
     run_seed, run_paths = _simulation_settings(frozen.inputs)
     with transaction.atomic():
         run = _run_store(scenario, frozen, seed=run_seed, paths=run_paths)
-        transaction.on_commit(partial(store.units_publish, run.pk))
+        transaction.on_commit(partial(store.units_publish, run.pk, off_request=off_request))
     run.refresh_from_db()
     return run
 

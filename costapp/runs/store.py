@@ -1,10 +1,12 @@
 """The run pipeline's broker and block store: the broker check, publishing a task of the
 pipeline by its name (nothing imports the task module) and a new run's tasks on its commit
-(:func:`units_publish`), and where block results wait for the merge (Redis with a broker, the
-``RunBlock`` row in-process).
+(:func:`units_publish`; on the embedded default, a run the request does not wait for in the
+process's background thread), and where block results wait for the merge (Redis with a broker,
+the ``RunBlock`` row in-process).
 """
 
 import logging
+from functools import partial
 from typing import Any
 
 from django.conf import settings
@@ -13,7 +15,8 @@ from django.utils import timezone
 
 from costapp.celery import app as celery_app
 from costapp.faults import BROKER_ERRORS
-from costapp.models import SimulationRun
+from costapp.models import RunBlock, SimulationRun
+from costapp.runs.background import in_background
 
 logger = logging.getLogger(__name__)
 
@@ -75,12 +78,21 @@ def publish(task_name: str, *args: Any) -> None:
     celery_app.signature(task_name, args=args, **options).apply_async()
 
 
-def units_publish(run_id: int) -> None:
+def units_publish(run_id: int, *, off_request: bool = False) -> None:
     """Publish a new run's block tasks, all of them, at once, once the run is committed (the
     first block to start marks the run running, so the run spends no extra hop in a run task
     before its work begins); a run with no units gets its run task, which merges it. A broker
     that refuses a message leaves the run ``failed`` with the broker's error (a message already
-    sent finds the run ended) and raises :class:`BrokerUnavailable`."""
+    sent finds the run ended) and raises :class:`BrokerUnavailable`.
+
+    ``off_request``: on the embedded default (tasks in this process, and
+    ``TASKS_IN_BACKGROUND``), the tasks run in the process's background thread
+    (:mod:`costapp.runs.background`) instead of the caller's, so the request that started the run
+    does not wait for it; an error there ends the run ``failed`` with it. With a broker it
+    changes nothing."""
+    if off_request and tasks_in_process() and settings.TASKS_IN_BACKGROUND:
+        in_background(partial(_units_run_here, run_id))
+        return
     units = SimulationRun.objects.values_list("units", flat=True).get(pk=run_id)
     try:
         if not units:
@@ -88,14 +100,32 @@ def units_publish(run_id: int) -> None:
         for kind, unit, _blocks in units:
             publish(RUN_BLOCK_TASK, run_id, kind, unit)
     except BROKER_ERRORS as exc:
-        error = f"The task queue (Redis) refused the run's tasks: {type(exc).__name__}: {exc}"
-        SimulationRun.objects.filter(pk=run_id, status__in=SimulationRun.ACTIVE).update(
-            status=SimulationRun.Status.FAILED, error=error, finished=timezone.now()
+        _run_failed(
+            run_id, f"The task queue (Redis) refused the run's tasks: {type(exc).__name__}: {exc}"
         )
-        logger.warning("run %s failed: %s", run_id, error)
         raise BrokerUnavailable(
             "The task queue (Redis) did not take the run, so it was not started; try again later."
         ) from exc
+
+
+def _units_run_here(run_id: int) -> None:
+    """A run's tasks run in this thread, as they are published; an error that escapes them (one
+    the pipeline did not end the run with) ends the run ``failed`` with it."""
+    try:
+        units_publish(run_id)
+    except Exception as exc:
+        _run_failed(run_id, f"The run's tasks failed in this process: {type(exc).__name__}: {exc}")
+        raise
+
+
+def _run_failed(run_id: int, error: str) -> None:
+    """End the run ``failed`` with ``error`` if it is still active, its blocks dropped."""
+    ended = SimulationRun.objects.filter(pk=run_id, status__in=SimulationRun.ACTIVE).update(
+        status=SimulationRun.Status.FAILED, error=error, finished=timezone.now()
+    )
+    if ended:
+        RunBlock.objects.filter(run_id=run_id).delete()
+    logger.warning("run %s failed: %s", run_id, error)
 
 
 # --- blocks: the units of work a run fans out ----------------------------------------------------
