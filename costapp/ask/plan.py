@@ -27,8 +27,8 @@ from costapp.ask.presets import MODEL_PRESETS, preset_get
 from costapp.scenarios.catalog import engine_gpu_figures
 from costapp.scenarios.sources import resolved_catalog_refs
 from costapp.tco import normalize, plan_build, schema
-from hardware import market
 from hardware import selectors as catalog
+from hardware.hosted import selectors as market
 from hardware.models import DedicatedQuote, GpuModel, PurchaseQuote
 
 PATHS = 10_000
