@@ -10,6 +10,7 @@ from django import forms
 from django.conf import settings
 
 from costapp.ask.presets import MODEL_PRESETS, preset_get
+from costapp.tco import hidden_characters_error
 
 CERTAINTY = {
     "high": (0.9, 1.1),
@@ -162,7 +163,10 @@ class QuestionForm(forms.Form):
         help_text="at the cheapest fitting on-demand price of the same GPU; default: on",
     )
 
-    serve = forms.BooleanField(required=False, label="Serve a model", initial=True)
+    serve = forms.BooleanField(
+        required=False, label="Serve a model", initial=True,
+        help_text="a model answering requests, priced by the tokens it generates; default: on",
+    )  # fmt: skip
     serve_model = forms.ChoiceField(
         required=False,
         label="Model",
@@ -196,7 +200,10 @@ class QuestionForm(forms.Form):
     serve_start = _month("Serving from month", "1 is the first month", initial=1)
     serve_end = _month("Serving until month", "default: the last month")
 
-    train = forms.BooleanField(required=False, label="Train or fine-tune a model")
+    train = forms.BooleanField(
+        required=False, label="Train or fine-tune a model",
+        help_text="runs that read a number of tokens, a number of times a year; default: off",
+    )  # fmt: skip
     train_model = forms.ChoiceField(
         required=False,
         label="Model",
@@ -243,7 +250,10 @@ class QuestionForm(forms.Form):
     train_start = _month("Training from month", "1 is the first month", initial=1)
     train_end = _month("Training until month", "default: the last month")
 
-    steady = forms.BooleanField(required=False, label="A steady fleet")
+    steady = forms.BooleanField(
+        required=False, label="A steady fleet",
+        help_text="GPUs kept busy whatever runs on them, when you know the count; default: off",
+    )  # fmt: skip
     steady_gpus = _number("GPUs", "busy around the clock at the share below")
     steady_utilization = forms.FloatField(
         required=False,
@@ -273,8 +283,26 @@ class QuestionForm(forms.Form):
             return preset.params_billion
         return data.get(f"{prefix}_params_billion")
 
+    def hidden_refused(self) -> bool:
+        """Each field whose posted value holds a direction override or a zero-width character
+        (``costapp.tco.hidden_characters_error``) shows that message alone, its value unused;
+        whether any did."""
+        refused = False
+        for name in self.fields:
+            key = self.add_prefix(name)
+            raw = self.data.getlist(key) if hasattr(self.data, "getlist") else self.data.get(key)
+            values = raw if isinstance(raw, list | tuple) else [raw]
+            message = hidden_characters_error("".join(v for v in values if isinstance(v, str)))
+            if message:
+                self.errors[name] = self.error_class([f"M{message[1:]}."], renderer=self.renderer)
+                self.cleaned_data.pop(name, None)
+                refused = True
+        return refused
+
     def clean(self) -> dict[str, Any]:  # noqa: C901 (one check per field, in the form's order)
         data = super().clean() or {}
+        if self.hidden_refused():
+            return data  # the other checks would read values the lead did not type
         months = data.get("months")
         if not (data.get("serve") or data.get("train") or data.get("steady")):
             raise forms.ValidationError("Say what you run: serve a model, train one, or a fleet.")
