@@ -38,6 +38,12 @@ REGIONS = {
     "asia-pacific": "Asia-Pacific",
 }
 """Where the offers may be (``Region.geography``), in words."""
+COMMITMENT_YEARS = {
+    "1": "1 year",
+    "3": "3 years",
+    "5": "5 years (priced when the horizon is 60 months or more)",
+}
+"""The commitment terms a lead may consider, in words."""
 SURE = {
     "average": "on average (mean NPV)",
     "tail": "in the worst tenth of futures",
@@ -156,6 +162,22 @@ class QuestionForm(forms.Form):
     owned_usd_per_month = _number(
         "Their running cost a month (USD)", "power, space, staff: all of it", initial=0
     )
+    commitments = forms.MultipleChoiceField(
+        required=False,
+        label="Commitments to consider",
+        initial=list(COMMITMENT_YEARS),
+        choices=list(COMMITMENT_YEARS.items()),
+        widget=forms.CheckboxSelectMultiple(attrs={"class": "commitment-choices"}),
+        help_text="each term at its cheapest acceptable committed price; the mix commits for 3 "
+        "years when 3 is ticked; default: all three",
+    )
+    discount_percent = forms.FloatField(
+        required=False,
+        label="Discount rate a year (%)",
+        min_value=0,
+        max_value=100,
+        help_text="your cost of money: a dollar paid later counts for less in the NPV",
+    )
     bridge = forms.BooleanField(
         required=False,
         initial=True,
@@ -174,12 +196,17 @@ class QuestionForm(forms.Form):
         initial="llama-3.1-70b",
         help_text="its size comes from its model card; default: Llama 3.1 70B",
     )
-    serve_params_billion = _number("Model size (billions of parameters)", "only for another model")
-    tokens_per_day = _number(
-        "Generated tokens per day", "the answers' tokens, averaged over the month", low=0
+    serve_params_billion = _number(
+        "Model size (billions of parameters)", "only for another model; no default"
     )
-    requests_per_day = _number("or: requests per day", "with tokens per request below")
-    tokens_per_request = _number("Generated tokens per request", "with requests per day")
+    tokens_per_day = _number(
+        "Generated tokens per day",
+        "the answers' tokens, averaged over the month; no default: give it or requests per day",
+    )
+    requests_per_day = _number("or: requests per day", "with tokens per request below; no default")
+    tokens_per_request = _number(
+        "Generated tokens per request", "with requests per day; no default"
+    )
     prompt_tokens = _number(
         "Prompt tokens per generated token",
         "what each answer reads; billed by hosted models",
@@ -211,9 +238,16 @@ class QuestionForm(forms.Form):
         initial="llama-3.1-70b",
         help_text="its size comes from its model card; default: Llama 3.1 70B",
     )
-    train_params_billion = _number("Model size (billions of parameters)", "only for another model")
-    train_tokens_billion = _number("Training tokens per run (billions)", "the tokens one run reads")
-    train_gpu_hours = _number("or: GPU-hours per run", "when you know them, on the first GPU model")
+    train_params_billion = _number(
+        "Model size (billions of parameters)", "only for another model; no default"
+    )
+    train_tokens_billion = _number(
+        "Training tokens per run (billions)",
+        "the tokens one run reads; no default: give it or the GPU-hours",
+    )
+    train_gpu_hours = _number(
+        "or: GPU-hours per run", "when you know them, on the first GPU model; no default"
+    )
     train_method = forms.ChoiceField(
         required=False,
         label="Training",
@@ -233,7 +267,8 @@ class QuestionForm(forms.Form):
         help_text="the cluster a run needs together; default: the fewest that hold the model",
     )
     train_days = _number(
-        "or: days a run must finish in", "sets the GPUs at once: the run's GPU-hours over the days"
+        "or: days a run must finish in",
+        "sets the GPUs at once: the run's GPU-hours over the days; default: no deadline",
     )
     failures = forms.BooleanField(
         required=False,
@@ -254,7 +289,7 @@ class QuestionForm(forms.Form):
         required=False, label="A steady fleet",
         help_text="GPUs kept busy whatever runs on them, when you know the count; default: off",
     )  # fmt: skip
-    steady_gpus = _number("GPUs", "busy around the clock at the share below")
+    steady_gpus = _number("GPUs", "busy around the clock at the share below; no default")
     steady_utilization = forms.FloatField(
         required=False,
         label="How busy (0 to 1)",
@@ -275,6 +310,7 @@ class QuestionForm(forms.Form):
         owned_field.choices = [("", "the first GPU model considered"), *gpu_choices]
         self.memory = memory
         self.discount_rate = settings.ASK_DISCOUNT_RATE
+        self.fields["discount_percent"].initial = f"{100 * self.discount_rate:g}"
 
     @staticmethod
     def params_of(data: dict[str, Any], prefix: str) -> float | None:
@@ -314,6 +350,8 @@ class QuestionForm(forms.Form):
             self.add_error(
                 "growth_per_year", "Must be above −100 % a year (−100 % leaves no work)."
             )
+        if data.get("discount_percent") is not None:
+            self.discount_rate = data["discount_percent"] / 100
         if not data.get("kinds") and "kinds" not in self.errors:
             self.add_error("kinds", "Choose at least one kind of provider.")
         if data.get("owned_gpus") and data.get("owned_usd_per_month") is None:
