@@ -60,6 +60,21 @@ def _number(label: str, help_text: str, *, initial: Any = None, low: float = 0) 
     )
 
 
+def _percent(label: str, help_text: str, initial: Any = None) -> forms.Field:
+    return forms.FloatField(
+        required=False, label=label, help_text=help_text, initial=initial, min_value=0,
+        max_value=100,
+    )  # fmt: skip
+
+
+def _ticks(label: str, choices: dict[str, str], css: str, help_text: str) -> forms.Field:
+    """Boxes to tick, every one ticked at first."""
+    return forms.MultipleChoiceField(
+        required=False, label=label, initial=list(choices), choices=list(choices.items()),
+        widget=forms.CheckboxSelectMultiple(attrs={"class": css}), help_text=help_text,
+    )  # fmt: skip
+
+
 def _month(label: str, help_text: str, initial: Any = None) -> forms.Field:
     return forms.IntegerField(
         required=False, label=label, help_text=help_text, initial=initial, min_value=1
@@ -116,21 +131,13 @@ class QuestionForm(forms.Form):
         help_text="the worst tenth sizes the plan for bad futures, not the average one; default: on "
         "average",
     )
-    undone_percent = forms.FloatField(
-        required=False,
-        label="Chance of leaving work undone you accept (%)",
+    undone_percent = _percent(
+        "Chance of leaving work undone you accept (%)",
+        "the share of futures in which a plan may leave some work undone",
         initial=0,
-        min_value=0,
-        max_value=100,
-        help_text="the share of futures in which a plan may leave some work undone",
     )
-    kinds = forms.MultipleChoiceField(
-        required=False,
-        label="Providers to consider",
-        initial=list(PROVIDER_KINDS),
-        choices=list(PROVIDER_KINDS.items()),
-        widget=forms.CheckboxSelectMultiple(attrs={"class": "kind-choices"}),
-        help_text="by kind; default: all three",
+    kinds = _ticks(
+        "Providers to consider", PROVIDER_KINDS, "kind-choices", "by kind; default: all three"
     )
     region = forms.ChoiceField(
         label="Where",
@@ -162,21 +169,14 @@ class QuestionForm(forms.Form):
     owned_usd_per_month = _number(
         "Their running cost a month (USD)", "power, space, staff: all of it", initial=0
     )
-    commitments = forms.MultipleChoiceField(
-        required=False,
-        label="Commitments to consider",
-        initial=list(COMMITMENT_YEARS),
-        choices=list(COMMITMENT_YEARS.items()),
-        widget=forms.CheckboxSelectMultiple(attrs={"class": "commitment-choices"}),
-        help_text="each term at its cheapest acceptable committed price; the mix commits for 3 "
-        "years when 3 is ticked; default: all three",
-    )
-    discount_percent = forms.FloatField(
-        required=False,
-        label="Discount rate a year (%)",
-        min_value=0,
-        max_value=100,
-        help_text="your cost of money: a dollar paid later counts for less in the NPV",
+    commitments = _ticks(
+        "Commitments to consider", COMMITMENT_YEARS, "commitment-choices",
+        "each term at its cheapest acceptable committed price; the mix commits for 3 years when "
+        "3 is ticked; default: all three",
+    )  # fmt: skip
+    discount_percent = _percent(
+        "Discount rate a year (%)",
+        "your cost of money: a dollar paid later counts for less in the NPV",
     )
     bridge = forms.BooleanField(
         required=False,
