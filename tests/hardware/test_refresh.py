@@ -19,13 +19,13 @@ from hardware.models import (
     RefreshRun,
     StagedPrice,
 )
+from hardware.refresh import pipeline as refresh_module
 from hardware.refresh.pipeline import (
     RefreshError,
     price_refresh,
     refresh_run_approve,
     refresh_run_discard,
 )
-from hardware.refresh import pipeline as refresh_module
 from hardware.selectors import current_prices
 
 LAMBDA = SKYPILOT_DIR / "lambda.csv"
