@@ -12,7 +12,7 @@ from pathlib import Path
 
 import environ
 
-from hardware.schedule import price_source_settings, refresh_beat_schedule
+from hardware.refresh.beat import price_source_settings, refresh_beat_schedule
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -208,7 +208,7 @@ PRICE_SOURCES = price_source_settings(env, default_interval_minutes=PRICE_REFRES
 PRICE_FETCH_TIMEOUT_SECONDS = env.float("PRICE_FETCH_TIMEOUT_SECONDS", default=30.0)
 PRICE_FETCH_RETRIES = env.int("PRICE_FETCH_RETRIES", default=3)
 # The lease on a source's refresh lock: its holder renews it while it works, so a dead holder's
-# lock lapses after this long (hardware.refresh_lease).
+# lock lapses after this long (hardware.refresh.lease).
 PRICE_REFRESH_LEASE_SECONDS = env.int("PRICE_REFRESH_LEASE_SECONDS", default=120)
 # The Celery queue of the scheduled refreshes (empty: the default queue).
 PRICE_REFRESH_QUEUE = env.str("PRICE_REFRESH_QUEUE", default="")
@@ -356,7 +356,7 @@ REST_KNOX = {
     "AUTO_REFRESH": False,
 }
 
-# Price refreshes (hardware/refresh.py): a feed is held for review when more than this share of
+# Price refreshes (hardware/refresh/pipeline.py): a feed is held for review when more than this share of
 # the provider's current prices would vanish, or when a price would move by more than this factor
 # (up or down); a provider first seen in a feed gets its kind here (slug=kind,...) or gpu-cloud.
 PRICE_REFRESH_MAX_VANISHED_SHARE = env.float("PRICE_REFRESH_MAX_VANISHED_SHARE", default=0.2)

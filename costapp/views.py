@@ -26,8 +26,8 @@ from costapp.runs.views import dashboard_runs
 from costapp.scenarios.catalog import engine_gpu_figures
 from costapp.scenarios.services import scenario_simulate
 from costapp.tco import ScenarioError, cost_curves
-from hardware import price_chart
 from hardware.confidence import with_confidence
+from hardware.display import price_chart
 from hardware.selectors import (
     current_prices,
     latest_price_changes,

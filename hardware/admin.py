@@ -18,8 +18,7 @@ from django.utils.safestring import mark_safe
 from simple_history.admin import SimpleHistoryAdmin
 
 from accounts.roles import CATALOG_EDITOR, user_has_role
-
-from .models import (
+from hardware.models import (
     Assumption,
     DedicatedQuote,
     EgressTier,
@@ -33,9 +32,9 @@ from .models import (
     Region,
     TokenPrice,
 )
-from .names import hidden_characters_error
-from .references import SlugRenameCheckedForm
-from .refresh import (
+from hardware.names import hidden_characters_error
+from hardware.references import SlugRenameCheckedForm
+from hardware.refresh.pipeline import (
     CATALOG_MOVED,
     RefreshError,
     RefreshLocked,
@@ -43,7 +42,7 @@ from .refresh import (
     refresh_run_diff,
     refresh_run_discard,
 )
-from .selectors import egress_tiers_problem
+from hardware.selectors import egress_tiers_problem
 
 
 class VisibleTextForm:

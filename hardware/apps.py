@@ -9,8 +9,8 @@ class HardwareConfig(AppConfig):
     verbose_name = "Catalog"
 
     def ready(self) -> None:
-        from .catalog_version import on_catalog_write
-        from .models import GpuModel, InstanceOffer, InstancePrice, Provider, Region
+        from hardware.catalog_version import on_catalog_write
+        from hardware.models import GpuModel, InstanceOffer, InstancePrice, Provider, Region
 
         # What the price lists show: a write to any of these gives the catalog a new version.
         for model in (GpuModel, Provider, Region, InstanceOffer, InstancePrice):

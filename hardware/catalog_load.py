@@ -1,6 +1,6 @@
 """The catalog shipped with the project (``hardware/data/``), loaded whole: what ``load_catalog``
 and ``demo`` run, and the tests' catalog. Every file is read and checked first; then everything is
-written in one transaction by the services of ``hardware.services`` and ``hardware.market_load``.
+written in one transaction by the services of ``hardware.services`` and ``hardware.hosted.load``.
 """
 
 from dataclasses import dataclass
@@ -10,20 +10,20 @@ from pathlib import Path
 from django.db import transaction
 from django.utils import timezone
 
-from .committed_services import CommittedLoad
-from .coverage import coverage_record
-from .data_files import ALIASES_PATH, EGRESS_PATH, GPU_TABLE_PATH, SKYPILOT_DIR
-from .gpu_table import GpuTableError, read_gpu_table
-from .market_load import (
+from hardware.committed.services import CommittedLoad
+from hardware.coverage import coverage_record
+from hardware.data_files import ALIASES_PATH, EGRESS_PATH, GPU_TABLE_PATH, SKYPILOT_DIR
+from hardware.gpu_table import GpuTableError, read_gpu_table
+from hardware.hosted.load import (
     MarketLoadReport,
     assumptions_apply,
     assumptions_read,
     token_prices_apply,
     token_prices_read,
 )
-from .models import CoverageReport
-from .selectors import current_prices
-from .services import (
+from hardware.models import CoverageReport
+from hardware.selectors import current_prices
+from hardware.services import (
     LoadCounts,
     PriceLoadCounts,
     demo_quotes_load,
@@ -31,11 +31,11 @@ from .services import (
     gpu_models_load,
     instance_prices_load,
 )
-from .sources.aliases import read_aliases
-from .sources.common import ParseReport, SourceError
-from .sources.egress import parse_egress_tiers
-from .sources.seed import read_stated_on
-from .sources.skypilot import parse_skypilot_vms
+from hardware.sources.aliases import read_aliases
+from hardware.sources.common import ParseReport, SourceError
+from hardware.sources.egress import parse_egress_tiers
+from hardware.sources.seed import read_stated_on
+from hardware.sources.skypilot import parse_skypilot_vms
 
 
 class CatalogLoadError(ValueError):

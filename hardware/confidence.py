@@ -36,7 +36,8 @@ from django.db.models import (
 from django.db.models import CharField as CharFieldType
 from django.utils import timezone
 
-from .models import (
+from hardware.display.price_flags import flag_words
+from hardware.models import (
     EgressTier,
     InstancePrice,
     MarketObservation,
@@ -44,7 +45,6 @@ from .models import (
     TokenPrice,
     stale_before,
 )
-from .price_flags import flag_words
 
 HIGH, MEDIUM, LOW = "high", "medium", "low"
 LEVELS = (HIGH, MEDIUM, LOW)

@@ -1,6 +1,6 @@
 """What the catalog cannot name: the GPU and instance names a feed used that could not be mapped.
 
-Every refresh (``hardware.refresh``, scheduled or by hand) and every ``load_catalog``
+Every refresh (``hardware.refresh.pipeline``, scheduled or by hand) and every ``load_catalog``
 (``hardware.catalog_load``) hands its parse reports to ``coverage_record``, which keeps, per feed
 and run, one ``hardware.models.CoverageReport`` and one ``hardware.models.UnmappedName`` per name
 and reason: the rows naming it and the first of them as an example. A name counts as unmapped when
@@ -15,8 +15,8 @@ from datetime import datetime
 
 from django.db.models import Count, OuterRef, QuerySet, Subquery
 
-from .models import CoverageReport, NameKind, RefreshRun, Region, UnmappedName
-from .sources.common import ParseReport
+from hardware.models import CoverageReport, NameKind, RefreshRun, Region, UnmappedName
+from hardware.sources.common import ParseReport
 
 UNMAPPED_REASONS = {
     "unknown GPU name": NameKind.GPU,

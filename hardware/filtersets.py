@@ -15,10 +15,10 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.filters import BaseFilterBackend
 from rest_framework.settings import api_settings
 
-from .confidence import LABELS as LEVELS_LABELS
-from .confidence import LEVELS, confidence_filter
-from .geography import GEOGRAPHIES, LABELS
-from .models import (
+from hardware.confidence import LABELS as LEVELS_LABELS
+from hardware.confidence import LEVELS, confidence_filter
+from hardware.geography import GEOGRAPHIES, LABELS
+from hardware.models import (
     MONEY,
     Billing,
     DedicatedQuote,

@@ -5,7 +5,7 @@ from typing import Any
 
 from django import forms
 
-from .models import DedicatedQuote, PurchaseQuote
+from hardware.models import DedicatedQuote, PurchaseQuote
 
 DATE_INPUT = forms.DateInput(attrs={"type": "date"})
 

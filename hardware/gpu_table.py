@@ -9,8 +9,8 @@ from datetime import date
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
-from .data_files import GPU_TABLE_PATH
-from .sources.common import SourceError, read_csv
+from hardware.data_files import GPU_TABLE_PATH
+from hardware.sources.common import SourceError, read_csv
 
 DECIMAL_FIELDS = (
     "memory_gb",

@@ -18,8 +18,9 @@ from django.db.models import (
 )
 from django.utils import timezone
 
-from .confidence import PriceConfidence, price_confidence, with_confidence
-from .models import (
+from hardware.confidence import PriceConfidence, price_confidence, with_confidence
+from hardware.display.price_flags import flag_words
+from hardware.models import (
     DedicatedQuote,
     EgressTier,
     GpuModel,
@@ -30,8 +31,7 @@ from .models import (
     PurchaseQuote,
     stale_before,
 )
-from .price_flags import flag_words
-from .sources.egress import tb_text, tier_order_problem
+from hardware.sources.egress import tb_text, tier_order_problem
 
 
 def _as_of_datetime(as_of: date | datetime | None) -> datetime | None:
@@ -163,7 +163,7 @@ class Headline:
 
     @property
     def flag_reason(self) -> str:
-        """Why ``flagged`` is flagged, in words (``hardware.price_flags.flag_words``)."""
+        """Why ``flagged`` is flagged, in words (``hardware.display.price_flags.flag_words``)."""
         return flag_words(self.flagged.flag) if self.flagged is not None else ""
 
 

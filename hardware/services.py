@@ -13,10 +13,10 @@ from django.db import transaction
 from django.utils import timezone
 from simple_history.utils import bulk_create_with_history
 
-from .geography import region_geography
-from .gpu_table import GpuRow
-from .hand_edits import hand_edited_ids
-from .models import (
+from hardware.geography import region_geography
+from hardware.gpu_table import GpuRow
+from hardware.hand_edits import hand_edited_ids
+from hardware.models import (
     DedicatedQuote,
     EgressTier,
     GpuModel,
@@ -27,10 +27,10 @@ from .models import (
     PurchaseQuote,
     Region,
 )
-from .selectors import current_prices
-from .sources.common import PriceRow, Rejection
-from .sources.egress import EgressTierRow
-from .sources.seed import read_demo_quotes, read_providers
+from hardware.selectors import current_prices
+from hardware.sources.common import PriceRow, Rejection
+from hardware.sources.egress import EgressTierRow
+from hardware.sources.seed import read_demo_quotes, read_providers
 
 SQL_BATCH = 500
 # Offer fields a load keeps up to date from the source (the GPU and its count are refused instead).

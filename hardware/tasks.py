@@ -2,13 +2,13 @@
 
 from celery import shared_task
 
-from .refresh import refresh_runs_sweep
-from .scheduled import feed_source_refresh
+from hardware.refresh.pipeline import refresh_runs_sweep
+from hardware.refresh.scheduled import feed_source_refresh
 
 
 @shared_task(name="hardware.refresh_source")
 def refresh_source(source: str) -> dict:
-    """Refresh one price source from its URL (``hardware.scheduled``); what it did, as a dict."""
+    """Refresh one price source from its URL (``hardware.refresh.scheduled``); what it did, as a dict."""
     return feed_source_refresh(source=source).as_dict()
 
 

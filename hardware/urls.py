@@ -2,7 +2,8 @@
 
 from django.urls import path
 
-from . import market_views, views
+from hardware import views
+from hardware.hosted import views as hosted_views
 
 urlpatterns = [
     path("gpus/", views.gpus, name="gpus"),
@@ -11,7 +12,7 @@ urlpatterns = [
     path("quotes/<str:kind>/new/", views.quote_edit, name="quote-create"),
     path("quotes/<str:kind>/<int:pk>/edit/", views.quote_edit, name="quote-edit"),
     path("gpus/<slug:slug>/cheapest/", views.gpu_cheapest, name="gpu-cheapest-page"),
-    path("token-prices/", market_views.token_prices, name="token-prices"),
-    path("assumptions/", market_views.assumptions, name="assumptions"),
+    path("token-prices/", hosted_views.token_prices, name="token-prices"),
+    path("assumptions/", hosted_views.assumptions, name="assumptions"),
     path("catalog/coverage/", views.coverage, name="coverage"),
 ]

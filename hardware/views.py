@@ -13,19 +13,18 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from accounts.decorators import role_required
 from accounts.roles import CATALOG_EDITOR, VIEWER, user_has_role
-
-from .coverage import (
+from hardware.committed.selectors import market_observations
+from hardware.coverage import (
     coverage_reports,
     coverage_sources,
     latest_coverage,
     regions_without_geography,
 )
-from .filtersets import PRICE_ORDERING, PriceFilterSet
-from .forms import DedicatedQuoteForm, PurchaseQuoteForm
-from .models import DedicatedQuote, GpuModel, PurchaseQuote, Region
-from .observation_selectors import market_observations
-from .price_flags import flag_words
-from .selectors import cheapest_prices, current_prices_for_pages, gpu_headline, quotes_list
+from hardware.display.price_flags import flag_words
+from hardware.filtersets import PRICE_ORDERING, PriceFilterSet
+from hardware.forms import DedicatedQuoteForm, PurchaseQuoteForm
+from hardware.models import DedicatedQuote, GpuModel, PurchaseQuote, Region
+from hardware.selectors import cheapest_prices, current_prices_for_pages, gpu_headline, quotes_list
 
 PRICES_PAGE_SIZE = 50
 

@@ -16,7 +16,7 @@ from accounts.services import token_create
 from costapp.celery import app
 from costapp.models import Scenario
 from costapp.runs import pipeline
-from hardware.cells import cell_inert
+from hardware.display.cells import cell_inert
 from hardware.models import GpuModel
 from tests.costapp.runs_helpers import analyst, scenario_document
 from tests.factories import UserFactory

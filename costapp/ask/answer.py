@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from costapp.tco import simulate
-from hardware.figures import percent_text, usd_rate, usd_total
+from hardware.display.figures import percent_text, usd_rate, usd_total
 
 CHANGE_STEPS = 16
 SENSITIVITY = 0.25

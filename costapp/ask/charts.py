@@ -6,7 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from costapp.charts.base import bar_trace
-from hardware.charts import Chart, Table, chart_layout, empty_figure, figure_json, series_color
+from hardware.display.charts import (
+    Chart,
+    Table,
+    chart_layout,
+    empty_figure,
+    figure_json,
+    series_color,
+)
 
 
 def sensitivity_chart(changes: dict[str, Any]) -> Chart:

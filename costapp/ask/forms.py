@@ -10,6 +10,7 @@ from django import forms
 from django.conf import settings
 
 from costapp.ask.presets import MODEL_PRESETS, preset_get
+from costapp.tco import hidden_characters_error
 
 CERTAINTY = {
     "high": (0.9, 1.1),
@@ -37,6 +38,12 @@ REGIONS = {
     "asia-pacific": "Asia-Pacific",
 }
 """Where the offers may be (``Region.geography``), in words."""
+COMMITMENT_YEARS = {
+    "1": "1 year",
+    "3": "3 years",
+    "5": "5 years (priced when the horizon is 60 months or more)",
+}
+"""The commitment terms a lead may consider, in words."""
 SURE = {
     "average": "on average (mean NPV)",
     "tail": "in the worst tenth of futures",
@@ -51,6 +58,21 @@ def _number(label: str, help_text: str, *, initial: Any = None, low: float = 0) 
     return forms.FloatField(
         required=False, label=label, help_text=help_text, initial=initial, min_value=low
     )
+
+
+def _percent(label: str, help_text: str, initial: Any = None) -> forms.Field:
+    return forms.FloatField(
+        required=False, label=label, help_text=help_text, initial=initial, min_value=0,
+        max_value=100,
+    )  # fmt: skip
+
+
+def _ticks(label: str, choices: dict[str, str], css: str, help_text: str) -> forms.Field:
+    """Boxes to tick, every one ticked at first."""
+    return forms.MultipleChoiceField(
+        required=False, label=label, initial=list(choices), choices=list(choices.items()),
+        widget=forms.CheckboxSelectMultiple(attrs={"class": css}), help_text=help_text,
+    )  # fmt: skip
 
 
 def _month(label: str, help_text: str, initial: Any = None) -> forms.Field:
@@ -109,21 +131,13 @@ class QuestionForm(forms.Form):
         help_text="the worst tenth sizes the plan for bad futures, not the average one; default: on "
         "average",
     )
-    undone_percent = forms.FloatField(
-        required=False,
-        label="Chance of leaving work undone you accept (%)",
+    undone_percent = _percent(
+        "Chance of leaving work undone you accept (%)",
+        "the share of futures in which a plan may leave some work undone",
         initial=0,
-        min_value=0,
-        max_value=100,
-        help_text="the share of futures in which a plan may leave some work undone",
     )
-    kinds = forms.MultipleChoiceField(
-        required=False,
-        label="Providers to consider",
-        initial=list(PROVIDER_KINDS),
-        choices=list(PROVIDER_KINDS.items()),
-        widget=forms.CheckboxSelectMultiple(attrs={"class": "kind-choices"}),
-        help_text="by kind; default: all three",
+    kinds = _ticks(
+        "Providers to consider", PROVIDER_KINDS, "kind-choices", "by kind; default: all three"
     )
     region = forms.ChoiceField(
         label="Where",
@@ -155,6 +169,15 @@ class QuestionForm(forms.Form):
     owned_usd_per_month = _number(
         "Their running cost a month (USD)", "power, space, staff: all of it", initial=0
     )
+    commitments = _ticks(
+        "Commitments to consider", COMMITMENT_YEARS, "commitment-choices",
+        "each term at its cheapest acceptable committed price; the mix commits for 3 years when "
+        "3 is ticked; default: all three",
+    )  # fmt: skip
+    discount_percent = _percent(
+        "Discount rate a year (%)",
+        "your cost of money: a dollar paid later counts for less in the NPV",
+    )
     bridge = forms.BooleanField(
         required=False,
         initial=True,
@@ -162,7 +185,10 @@ class QuestionForm(forms.Form):
         help_text="at the cheapest fitting on-demand price of the same GPU; default: on",
     )
 
-    serve = forms.BooleanField(required=False, label="Serve a model", initial=True)
+    serve = forms.BooleanField(
+        required=False, label="Serve a model", initial=True,
+        help_text="a model answering requests, priced by the tokens it generates; default: on",
+    )  # fmt: skip
     serve_model = forms.ChoiceField(
         required=False,
         label="Model",
@@ -170,12 +196,17 @@ class QuestionForm(forms.Form):
         initial="llama-3.1-70b",
         help_text="its size comes from its model card; default: Llama 3.1 70B",
     )
-    serve_params_billion = _number("Model size (billions of parameters)", "only for another model")
-    tokens_per_day = _number(
-        "Generated tokens per day", "the answers' tokens, averaged over the month", low=0
+    serve_params_billion = _number(
+        "Model size (billions of parameters)", "only for another model; no default"
     )
-    requests_per_day = _number("or: requests per day", "with tokens per request below")
-    tokens_per_request = _number("Generated tokens per request", "with requests per day")
+    tokens_per_day = _number(
+        "Generated tokens per day",
+        "the answers' tokens, averaged over the month; no default: give it or requests per day",
+    )
+    requests_per_day = _number("or: requests per day", "with tokens per request below; no default")
+    tokens_per_request = _number(
+        "Generated tokens per request", "with requests per day; no default"
+    )
     prompt_tokens = _number(
         "Prompt tokens per generated token",
         "what each answer reads; billed by hosted models",
@@ -196,7 +227,10 @@ class QuestionForm(forms.Form):
     serve_start = _month("Serving from month", "1 is the first month", initial=1)
     serve_end = _month("Serving until month", "default: the last month")
 
-    train = forms.BooleanField(required=False, label="Train or fine-tune a model")
+    train = forms.BooleanField(
+        required=False, label="Train or fine-tune a model",
+        help_text="runs that read a number of tokens, a number of times a year; default: off",
+    )  # fmt: skip
     train_model = forms.ChoiceField(
         required=False,
         label="Model",
@@ -204,9 +238,16 @@ class QuestionForm(forms.Form):
         initial="llama-3.1-70b",
         help_text="its size comes from its model card; default: Llama 3.1 70B",
     )
-    train_params_billion = _number("Model size (billions of parameters)", "only for another model")
-    train_tokens_billion = _number("Training tokens per run (billions)", "the tokens one run reads")
-    train_gpu_hours = _number("or: GPU-hours per run", "when you know them, on the first GPU model")
+    train_params_billion = _number(
+        "Model size (billions of parameters)", "only for another model; no default"
+    )
+    train_tokens_billion = _number(
+        "Training tokens per run (billions)",
+        "the tokens one run reads; no default: give it or the GPU-hours",
+    )
+    train_gpu_hours = _number(
+        "or: GPU-hours per run", "when you know them, on the first GPU model; no default"
+    )
     train_method = forms.ChoiceField(
         required=False,
         label="Training",
@@ -226,7 +267,8 @@ class QuestionForm(forms.Form):
         help_text="the cluster a run needs together; default: the fewest that hold the model",
     )
     train_days = _number(
-        "or: days a run must finish in", "sets the GPUs at once: the run's GPU-hours over the days"
+        "or: days a run must finish in",
+        "sets the GPUs at once: the run's GPU-hours over the days; default: no deadline",
     )
     failures = forms.BooleanField(
         required=False,
@@ -243,8 +285,11 @@ class QuestionForm(forms.Form):
     train_start = _month("Training from month", "1 is the first month", initial=1)
     train_end = _month("Training until month", "default: the last month")
 
-    steady = forms.BooleanField(required=False, label="A steady fleet")
-    steady_gpus = _number("GPUs", "busy around the clock at the share below")
+    steady = forms.BooleanField(
+        required=False, label="A steady fleet",
+        help_text="GPUs kept busy whatever runs on them, when you know the count; default: off",
+    )  # fmt: skip
+    steady_gpus = _number("GPUs", "busy around the clock at the share below; no default")
     steady_utilization = forms.FloatField(
         required=False,
         label="How busy (0 to 1)",
@@ -265,6 +310,7 @@ class QuestionForm(forms.Form):
         owned_field.choices = [("", "the first GPU model considered"), *gpu_choices]
         self.memory = memory
         self.discount_rate = settings.ASK_DISCOUNT_RATE
+        self.fields["discount_percent"].initial = f"{100 * self.discount_rate:g}"
 
     @staticmethod
     def params_of(data: dict[str, Any], prefix: str) -> float | None:
@@ -273,8 +319,26 @@ class QuestionForm(forms.Form):
             return preset.params_billion
         return data.get(f"{prefix}_params_billion")
 
+    def hidden_refused(self) -> bool:
+        """Each field whose posted value holds a direction override or a zero-width character
+        (``costapp.tco.hidden_characters_error``) shows that message alone, its value unused;
+        whether any did."""
+        refused = False
+        for name in self.fields:
+            key = self.add_prefix(name)
+            raw = self.data.getlist(key) if hasattr(self.data, "getlist") else self.data.get(key)
+            values = raw if isinstance(raw, list | tuple) else [raw]
+            message = hidden_characters_error("".join(v for v in values if isinstance(v, str)))
+            if message:
+                self.errors[name] = self.error_class([f"M{message[1:]}."], renderer=self.renderer)
+                self.cleaned_data.pop(name, None)
+                refused = True
+        return refused
+
     def clean(self) -> dict[str, Any]:  # noqa: C901 (one check per field, in the form's order)
         data = super().clean() or {}
+        if self.hidden_refused():
+            return data  # the other checks would read values the lead did not type
         months = data.get("months")
         if not (data.get("serve") or data.get("train") or data.get("steady")):
             raise forms.ValidationError("Say what you run: serve a model, train one, or a fleet.")
@@ -286,6 +350,8 @@ class QuestionForm(forms.Form):
             self.add_error(
                 "growth_per_year", "Must be above −100 % a year (−100 % leaves no work)."
             )
+        if data.get("discount_percent") is not None:
+            self.discount_rate = data["discount_percent"] / 100
         if not data.get("kinds") and "kinds" not in self.errors:
             self.add_error("kinds", "Choose at least one kind of provider.")
         if data.get("owned_gpus") and data.get("owned_usd_per_month") is None:

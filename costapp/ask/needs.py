@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from hardware.figures import percent_text
+from hardware.display.figures import percent_text
 
 
 def _gpu_name(gpu: str, names: dict[str, str]) -> str:

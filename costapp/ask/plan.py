@@ -3,14 +3,15 @@ way the catalog can price the work, with catalog references so that ``sources`` 
 
 For each GPU model considered, at the offers the question accepts (``costapp.ask.offers``: the
 provider kinds and regions asked, no older than asked, flag-free with known egress wherever such
-an offer exists), the cheapest of each: on demand (elastic, and as a fixed fleet), 1-, 3- and,
-over 60 months or more, 5-year commitments; dedicated servers from a quote still valid; owned
-servers from a purchase quote still valid with the running costs from the sourced assumptions and,
-asked, a bridge at that GPU's on-demand price until they arrive; the GPUs already owned (a
-dedicated layer costing their running cost alone); and a ``mix`` of those owned, those bought,
-the 3-year commitment and the on-demand rest, sized jointly. When a served model is one the
-catalog sells by the token, the cheapest hosted price of it. Training counts failures at the
-GPU's sourced time between failures when asked. A 10 000-path Monte Carlo over the demand range.
+an offer exists), the cheapest of each: on demand (elastic, and as a fixed fleet), the 1-, 3-
+and, over 60 months or more, 5-year commitments asked (all three when the question names none);
+dedicated servers from a quote still valid; owned servers from a purchase quote still valid with
+the running costs from the sourced assumptions and, asked, a bridge at that GPU's on-demand price
+until they arrive; the GPUs already owned (a dedicated layer costing their running cost alone);
+and a ``mix`` of those owned, those bought, the 3-year commitment (when asked) and the on-demand
+rest, sized jointly. When a served model is one the catalog sells by the token, the cheapest
+hosted price of it. Training counts failures at the GPU's sourced time between failures when
+asked. A 10 000-path Monte Carlo over the demand range.
 An option the catalog cannot price is left out, and ``notes["left_out"]`` says which and why;
 ``notes["alternatives"]`` keeps the next acceptable offers of each priced option.
 """
@@ -21,14 +22,14 @@ import math
 from datetime import date
 from typing import Any
 
-from costapp.ask.forms import CERTAINTY, INFERENCE_BYTES
+from costapp.ask.forms import CERTAINTY, COMMITMENT_YEARS, INFERENCE_BYTES
 from costapp.ask.offers import acceptable_prices, alternatives, offer_ref, price_words
 from costapp.ask.presets import MODEL_PRESETS, preset_get
 from costapp.scenarios.catalog import engine_gpu_figures
 from costapp.scenarios.sources import resolved_catalog_refs
 from costapp.tco import normalize, plan_build, schema
-from hardware import market
 from hardware import selectors as catalog
+from hardware.hosted import selectors as market
 from hardware.models import DedicatedQuote, GpuModel, PurchaseQuote
 
 PATHS = 10_000
@@ -238,8 +239,9 @@ def _gpu_options(gpu: str, name: str, answers: dict[str, Any], today: date, hori
             "on_demand_fixed", f"rent a fleet of {name} GPUs on demand, kept running",
             on_demand, where=_where(price), seller=_seller(price))  # fmt: skip
     committed_3y = committed_seller = None
+    asked = {int(years) for years in answers.get("commitments", COMMITMENT_YEARS)}
     for years in (1, 3, 5):
-        if years == 5 and horizon < 60:
+        if years not in asked or (years == 5 and horizon < 60):
             continue
         choice = acceptable_prices(gpu, f"commit_{years}y", answers, today)
         if choice.chosen is None:

@@ -49,8 +49,9 @@ def changes_of(result: dict[str, Any], notes: dict[str, Any], run_id: int) -> di
     recommended at its best size, priced on every path (:func:`costapp.ask.sized.sized_plan`),
     when a size the sizing found beats every option at its own; with a runner-up, the crossings
     and moves (:func:`costapp.ask.answer.what_would_change`); ``offers``: the next acceptable
-    offers of each price the plan rests on, priced again; ``shared``: the sentence and the prices
-    it rests on as a read-only link shows them."""
+    offers of each price the plan rests on, priced again; ``shared``: the sentence, the prices it
+    rests on, whether the next offers change it and the answer's figures, as a read-only link
+    shows them."""
     sized = sized_plan(result, notes.get("objective") or "mean_npv")
     answer = answer_of(result, notes, sized)
     changes: dict[str, Any] = {"run": run_id}
@@ -68,7 +69,13 @@ def changes_of(result: dict[str, Any], notes: dict[str, Any], run_id: int) -> di
     if answer["recommended"]:
         changes["offers"] = offers_priced_again(result, notes, answer["recommended"], inputs)
     shared = answer_of(result, quotes_hidden(notes), sized)
-    changes["shared"] = {"sentence": shared["sentence"], "rests_on": shared["rests_on"]}
+    offers = changes.get("offers")
+    changes["shared"] = {
+        "sentence": shared["sentence"],
+        "rests_on": shared["rests_on"],
+        "offers_change": any(row["changes"] for row in offers) if offers else None,
+        "figures": shared["figures"],
+    }
     return changes
 
 

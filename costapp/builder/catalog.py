@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from hardware import market
 from hardware import selectors as catalog
+from hardware.hosted import selectors as market
 from hardware.models import stale_before
 
 if TYPE_CHECKING:

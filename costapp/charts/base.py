@@ -1,4 +1,4 @@
-"""The parts every figure of a result is built with, beside those of :mod:`hardware.charts`: the
+"""The parts every figure of a result is built with, beside those of :mod:`hardware.display.charts`: the
 version of the figures (part of the chart cache's key), bands, traces of options, panels, the
 horizon and months read between months.
 """
@@ -13,7 +13,7 @@ from typing import Any
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from hardware.charts import (
+from hardware.display.charts import (
     Table,
     figure_json,
 )

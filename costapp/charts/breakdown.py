@@ -11,7 +11,7 @@ from costapp.charts.base import (
 )
 from costapp.reports.categories import CATEGORY_LABELS
 from costapp.tco import CATEGORIES
-from hardware.charts import (
+from hardware.display.charts import (
     Chart,
     Table,
     chart_layout,

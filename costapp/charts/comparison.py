@@ -8,7 +8,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from costapp.reports.pairing import results_pairing
-from hardware.charts import (
+from hardware.display.charts import (
     Chart,
     Table,
     chart_layout,

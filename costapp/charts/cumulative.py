@@ -10,7 +10,7 @@ from costapp.charts.base import (
     horizon_of,
     interpolate,
 )
-from hardware.charts import (
+from hardware.display.charts import (
     Chart,
     Table,
     chart_layout,

@@ -13,7 +13,7 @@ from costapp.charts.base import (
     option_table,
     rgba,
 )
-from hardware.charts import (
+from hardware.display.charts import (
     Chart,
     Table,
     chart_layout,

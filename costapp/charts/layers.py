@@ -8,7 +8,14 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from hardware.charts import Chart, Table, chart_layout, empty_figure, figure_json, series_color
+from hardware.display.charts import (
+    Chart,
+    Table,
+    chart_layout,
+    empty_figure,
+    figure_json,
+    series_color,
+)
 
 
 def layers_charts(

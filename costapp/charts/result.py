@@ -12,7 +12,7 @@ from costapp.charts.layers import layers_charts
 from costapp.charts.unit_cost import usd_per_busy_gpu_hour_chart, usd_per_million_tokens_chart
 from costapp.charts.utilization import utilization_chart
 from costapp.tco import mix_months
-from hardware.charts import (
+from hardware.display.charts import (
     Chart,
 )
 

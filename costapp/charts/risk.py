@@ -9,7 +9,14 @@ from typing import Any
 import plotly.graph_objects as go
 
 from costapp.charts.layers import short_name
-from hardware.charts import Chart, Table, chart_layout, empty_figure, figure_json, series_color
+from hardware.display.charts import (
+    Chart,
+    Table,
+    chart_layout,
+    empty_figure,
+    figure_json,
+    series_color,
+)
 
 
 def leader_chart(figures: Mapping[str, Any]) -> Chart:

@@ -15,7 +15,7 @@ from costapp.charts.base import (
 )
 from costapp.reports import joint_sizing as joint
 from costapp.reports import sizing_summary as summary
-from hardware.charts import (
+from hardware.display.charts import (
     Chart,
     Table,
     chart_layout,

@@ -10,7 +10,7 @@ from costapp.charts.base import (
     option_bar,
     option_table,
 )
-from hardware.charts import (
+from hardware.display.charts import (
     Chart,
     chart_layout,
     empty_figure,

@@ -13,7 +13,7 @@ from costapp.charts.base import (
     stacked_panels_layout,
 )
 from costapp.charts.unit_cost import by_the_token_note
-from hardware.charts import (
+from hardware.display.charts import (
     TEMPLATE,
     Chart,
     Table,

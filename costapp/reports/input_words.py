@@ -4,7 +4,7 @@ money in dollars with thousands separators ("$14,600", "$2.99", "$0.0850"), dura
 unit ("36 months", "month 12", "2 hours"), counts and other numbers with thousands separators.
 
 Pure: no Django. ``formatted`` is the one place a kind of value becomes text; a price at the
-usual precision is written by the pages' rule, ``hardware.figures.usd_rate``.
+usual precision is written by the pages' rule, ``hardware.display.figures.usd_rate``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import math
 from typing import Any
 
 from costapp.reports.field_labels import LABELS, QUANTITY_LABELS, label_of
-from hardware.figures import usd_rate
+from hardware.display.figures import usd_rate
 
 PERCENT_FIELDS = frozenset(
     {

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hardware.figures import usd_total
+from hardware.display.figures import usd_total
 
 from . import sizing_summary
 

@@ -1,7 +1,7 @@
 """A result's warnings as a person reads them: field names said by their labels, GPU slugs by
-their names, a price file by its source's name, the format's versions left out; grouped by what
-they are about, so a page shows the figures first and the warnings after them, the first few open
-and the rest folded.
+their names, a price file or feed by what it is (never its path or address), a committed billing
+by its term, the format's versions left out; grouped by what they are about, so a page shows the
+figures first and the warnings after them, the first few open and the rest folded.
 
 The engine writes its warnings for the record (they name fields and files exactly, and the result
 document keeps them so); this is how the pages say them.
@@ -40,8 +40,22 @@ QUOTED = re.compile(r'"[^"]*"')
 SNAKE = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
 VERSION_NOTE = re.compile(r"\s*\(version 1\.\d\)")
 SET_FIELD = re.compile(r'set "(?P<name>[a-z_]+)": (?P<value>[^ ;,]+) for the version 1\.\d figure')
-PRICE_FILE = re.compile(r"\b(?P<feed>skypilot)(?:-v\d+)?/(?P<cloud>[a-z0-9_-]+)\.csv\b")
+PRICE_FILE = re.compile(
+    r"(?<![\w/.-])(?:[\w.-]+/)*(?P<feed>skypilot)(?:-v\d+)?/(?P<cloud>[a-z0-9_-]+)\.csv\b"
+)
 FEED_NAMES = {"skypilot": "SkyPilot's price catalog"}
+FILE_NAMES = {"committed/published.csv": "a published price list"}
+"""Price files said by what they are (matched on the end of the path), any other "a price file"."""
+ANY_FILE = re.compile(
+    r"(?<![\w/.-])(?:[\w.-]+/)*[\w.-]*[A-Za-z][\w.-]*\.(?:csv|json|xlsx|parquet|txt|xml|gz)\b"
+)
+FEED_URL = re.compile(r"\bhttps?://(?P<host>[^/\s,;()]+)[^\s,;()]*")
+COMMITTED = re.compile(r"\bcommit-(?P<years>\d+)y\b")
+"""A committed billing as the catalog codes it (``commit-1y``): "1-year committed"."""
+
+
+def _file_words(path: str) -> str:
+    return next((words for end, words in FILE_NAMES.items() if path.endswith(end)), "a price file")
 
 
 def _outside_quotes(text: str, change) -> str:  # type: ignore[no-untyped-def]
@@ -77,6 +91,9 @@ def warning_in_words(text: str, gpu_names: Mapping[str, str] | None = None) -> s
             ),
             part,
         )
+        part = FEED_URL.sub(lambda m: f"the price feed at {m.group('host')}", part)
+        part = ANY_FILE.sub(lambda m: _file_words(m.group(0)), part)
+        part = COMMITTED.sub(lambda m: f"{m.group('years')}-year committed", part)
         part = SNAKE.sub(
             lambda m: _label(m.group(0)) if m.group(0) in FIELD_NAMES else m.group(0),
             part,

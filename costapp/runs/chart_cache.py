@@ -14,7 +14,7 @@ from redis import RedisError
 from costapp.models import SimulationRun
 
 if TYPE_CHECKING:
-    from hardware.charts import Chart
+    from hardware.display.charts import Chart
 
 # The charts (and plotly with them) are imported when a chart is asked for, not with the module:
 # the workers import the pipeline, and only the task that finishes a run draws its charts.

@@ -14,7 +14,7 @@ import pandas as pd
 from costapp.models import RunRisk, SimulationRun
 from costapp.reports.categories import COST_CATEGORIES
 from costapp.reports.risk import COMMITMENT_KEYS, OPTION_KEYS
-from hardware.cells import rows_inert, workbook_inert
+from hardware.display.cells import rows_inert, workbook_inert
 
 
 def run_monthly_rows(*, run: SimulationRun) -> list[list[Any]]:
@@ -136,7 +136,7 @@ def _risk_tables(run: SimulationRun) -> list[tuple[str, pd.DataFrame]]:
 
 def run_monthly_csv(*, run: SimulationRun) -> str:
     """A succeeded run's ``monthly.csv``: the header (``MONTHLY_CSV_COLUMNS``), then the rows,
-    every text cell inert (``hardware.cells.cell_inert``)."""
+    every text cell inert (``hardware.display.cells.cell_inert``)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(MONTHLY_CSV_COLUMNS)
@@ -210,7 +210,7 @@ def _formats_set(book: Any) -> None:
 
 def run_workbook(*, run: SimulationRun) -> bytes:
     """The XLSX bytes of a succeeded run (pandas + openpyxl), every text cell written as inert
-    text (``hardware.cells.workbook_inert``)."""
+    text (``hardware.display.cells.workbook_inert``)."""
     assert run.result is not None
     monthly = pd.DataFrame(run_monthly_rows(run=run), columns=MONTHLY_CSV_COLUMNS)
     options = pd.DataFrame(

@@ -25,8 +25,9 @@ def run_succeeded_send(run_id: int) -> None:
 
 def answer_words(run: SimulationRun) -> dict[str, Any] | None:
     """What a question asked of this run answers, as a read-only link may show it (kept by the
-    question's step under ``shared``: the sentence and the prices it rests on, quotes named only
-    as "a quote"); None when the run answers no question."""
+    question's step under ``shared``: the sentence, the prices it rests on, whether the next offers
+    change it and its figures, quotes named only as "a quote"); None when the run answers no
+    question."""
     for changes in run.questions.values_list("changes", flat=True):
         if changes and changes.get("run") == run.pk and changes.get("shared"):
             found: dict[str, Any] = changes["shared"]

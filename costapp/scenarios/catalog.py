@@ -36,9 +36,9 @@ from costapp.tco import (
     SourceStanding,
     TokenPriceTerms,
 )
-from hardware import market
 from hardware import selectors as catalog
 from hardware.gpu_table import read_gpu_table
+from hardware.hosted import selectors as market
 from hardware.models import (
     DedicatedQuote,
     GpuModel,
@@ -262,7 +262,7 @@ def _assumption_standing(terms: market.AssumptionTerms) -> SourceStanding:
 def assumption_entry(key: str, paths: dict[str, float | None]) -> AssumptionFigure | None:
     """The engine's figure of ``{"assumption": key}`` with its standing; ``None`` for an unknown
     key. ``paths``: the staff fields that reference it, each with its option's servers (``None``
-    while unknown): a row of the staff rule (``hardware.market``) gives each option its own
+    while unknown): a row of the staff rule (``hardware.hosted.selectors``) gives each option its own
     figure (``by_path``), and 0 where the servers are not known yet."""
     terms = market.assumption_value(key)
     if terms is None:

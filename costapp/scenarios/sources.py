@@ -31,7 +31,7 @@ from costapp.tco import (
     plan_build,
     schema,
 )
-from hardware import market
+from hardware.hosted import selectors as market
 from hardware.models import EgressTier as EgressTierRow
 from hardware.models import stale_before
 

@@ -8,7 +8,7 @@ from typing import Any
 from django import template
 
 from costapp.reports.glossary import meaning_of
-from hardware.charts import Chart
+from hardware.display.charts import Chart
 
 register = template.Library()
 

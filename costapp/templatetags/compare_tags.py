@@ -6,7 +6,7 @@ from django import template
 
 from costapp.reports.comparison import value_text
 from costapp.scenarios import selectors
-from hardware import figures
+from hardware.display import figures
 
 register = template.Library()
 
@@ -35,7 +35,7 @@ def compare_form(context: dict[str, Any], run: Any = None) -> dict[str, Any]:
 @register.filter
 def signed(value: Any, digits: int = 2) -> str:
     """A difference with its sign (+ or −), thousands separators and ``digits`` decimals; a dash
-    for none, "unchanged" for no change at that precision (``hardware.figures.change_text``)."""
+    for none, "unchanged" for no change at that precision (``hardware.display.figures.change_text``)."""
     return figures.change_text(value, int(digits))
 
 

@@ -7,10 +7,9 @@ from rest_framework import generics, serializers
 from rest_framework.exceptions import ValidationError
 
 from accounts.permissions import CatalogPermission
-
-from ..coverage import coverage_reports
-from ..filtersets import StrictQueryBackend
-from ..models import CoverageReport, NameKind, RefreshRun, UnmappedName
+from hardware.coverage import coverage_reports
+from hardware.filtersets import StrictQueryBackend
+from hardware.models import CoverageReport, NameKind, RefreshRun, UnmappedName
 
 TRUE, FALSE = ("true", "1", "yes"), ("false", "0", "no")
 

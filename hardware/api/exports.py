@@ -6,9 +6,9 @@ import io
 import pandas as pd
 from django.db.models import QuerySet
 
-from ..cells import frame_inert, workbook_inert
-from ..confidence import price_confidence, with_confidence
-from ..models import InstancePrice
+from hardware.confidence import price_confidence, with_confidence
+from hardware.display.cells import frame_inert, workbook_inert
+from hardware.models import InstancePrice
 
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 
@@ -54,7 +54,7 @@ def price_table(rows: QuerySet[InstancePrice]) -> pd.DataFrame:
 
 def price_csv(table: pd.DataFrame) -> bytes:
     """CSV with a header row; money as exact decimals, times as ISO 8601 UTC, text inert
-    (``hardware.cells.cell_inert``)."""
+    (``hardware.display.cells.cell_inert``)."""
     out = frame_inert(table)
     for column in TIME_COLUMNS:
         out[column] = out[column].dt.strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -64,7 +64,7 @@ def price_csv(table: pd.DataFrame) -> bytes:
 def price_workbook(table: pd.DataFrame) -> bytes:
     """An .xlsx workbook: sheet ``prices``, header row frozen, an auto-filter over the table,
     money and counts as numeric cells, times as date-time cells (UTC), text as inert text
-    (``hardware.cells.workbook_inert``)."""
+    (``hardware.display.cells.workbook_inert``)."""
     out = table.copy()
     for column in MONEY_COLUMNS:
         out[column] = out[column].astype("float64")

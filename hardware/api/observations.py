@@ -5,10 +5,9 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema
 from rest_framework import serializers, viewsets
 
 from accounts.permissions import CatalogPermission
-
-from ..models import GpuModel, InstanceOffer, MarketObservation, Provider
-from ..models.observations import COMMITTED_CHOICES
-from ..observation_selectors import market_observations
+from hardware.committed.selectors import market_observations
+from hardware.models import GpuModel, InstanceOffer, MarketObservation, Provider
+from hardware.models.observations import COMMITTED_CHOICES
 
 
 class MarketObservationSerializer(serializers.ModelSerializer):

@@ -25,8 +25,8 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from ..catalog_version import VERSION_KEY, catalog_version
-from ..models import stale_before
+from hardware.catalog_version import VERSION_KEY, catalog_version
+from hardware.models import stale_before
 
 logger = logging.getLogger(__name__)
 

@@ -16,8 +16,8 @@ from rest_framework.response import Response
 from accounts.permissions import AdminPermission, CatalogPermission
 from hardware.filtersets import StrictQueryBackend
 from hardware.models import MONEY, RefreshRun, RefreshStatus
-from hardware.price_changes import PriceChange, price_changes
-from hardware.refresh import (
+from hardware.refresh.changes import PriceChange, price_changes
+from hardware.refresh.pipeline import (
     CATALOG_MOVED,
     RefreshError,
     RefreshLocked,

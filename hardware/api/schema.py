@@ -38,7 +38,7 @@ class RegionCodeFieldExtension(OpenApiSerializerFieldExtension):
     def map_serializer_field(self, auto_schema: AutoSchema, direction: Direction) -> dict[str, Any]:
         field = self.target
         if direction == "response":
-            from .serializers import RegionBriefSerializer
+            from hardware.api.serializers import RegionBriefSerializer
 
             component = auto_schema.resolve_serializer(RegionBriefSerializer, direction)
             return {"allOf": [component.ref], "description": field.help_text or ""}

@@ -3,10 +3,10 @@
 from django.urls import path
 from rest_framework.routers import DefaultRouter
 
-from . import market, views
-from .coverage import CoverageView
-from .observations import MarketObservationViewSet
-from .refresh import PriceChangesView, RefreshRunViewSet
+from hardware.api import hosted, views
+from hardware.api.coverage import CoverageView
+from hardware.api.observations import MarketObservationViewSet
+from hardware.api.refresh import PriceChangesView, RefreshRunViewSet
 
 router = DefaultRouter(trailing_slash=True)
 router.register("gpus", views.GpuModelViewSet, basename="gpu")
@@ -18,8 +18,8 @@ router.register("egress-tiers", views.EgressTierViewSet, basename="egress-tier")
 router.register("dedicated-quotes", views.DedicatedQuoteViewSet, basename="dedicated-quote")
 router.register("purchase-quotes", views.PurchaseQuoteViewSet, basename="purchase-quote")
 router.register("refresh-runs", RefreshRunViewSet)
-router.register("token-prices", market.TokenPriceViewSet, basename="token-price")
-router.register("assumptions", market.AssumptionViewSet, basename="assumption")
+router.register("token-prices", hosted.TokenPriceViewSet, basename="token-price")
+router.register("assumptions", hosted.AssumptionViewSet, basename="assumption")
 router.register("market-observations", MarketObservationViewSet, basename="market-observation")
 
 # prices/changes/ and the exports before the router's routes, so no prices/{id}/ route takes them.

@@ -21,20 +21,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts.permissions import CatalogPermission
-
-from .. import filtersets, references, selectors
-from ..confidence import with_confidence
-from ..models import (
-    DedicatedQuote,
-    EgressTier,
-    GpuModel,
-    InstanceOffer,
-    InstancePrice,
-    PurchaseQuote,
-    Region,
-)
-from . import exports, page_cache, schema  # noqa: F401 (schema: field types for the OpenAPI schema)
-from .serializers import (
+from hardware import filtersets, references, selectors
+from hardware.api import exports, page_cache, schema  # noqa: F401 (schema: field types for the OpenAPI schema)
+from hardware.api.serializers import (
     CheapestSerializer,
     DedicatedQuoteSerializer,
     EgressTierSerializer,
@@ -45,6 +34,16 @@ from .serializers import (
     PurchaseQuoteSerializer,
     RegionSerializer,
     egress_tier_delete_problem,
+)
+from hardware.confidence import with_confidence
+from hardware.models import (
+    DedicatedQuote,
+    EgressTier,
+    GpuModel,
+    InstanceOffer,
+    InstancePrice,
+    PurchaseQuote,
+    Region,
 )
 
 

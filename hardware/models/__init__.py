@@ -4,9 +4,11 @@ Every model and helper is named here, so ``hardware.models.X`` (and the migratio
 ``hardware``) stays what it was when this was one module.
 """
 
-from .coverage import CoverageReport, NameKind, UnmappedName
-from .gpus import GpuModel
-from .market import (
+from hardware.models.coverage import CoverageReport, NameKind, UnmappedName
+from hardware.models.gpus import GpuModel
+from hardware.models.money import MONEY, MONEY_QUANTUM
+from hardware.models.observations import MarketObservation
+from hardware.models.offers import (
     Billing,
     EgressTier,
     InstanceOffer,
@@ -16,11 +18,9 @@ from .market import (
     Region,
     stale_before,
 )
-from .money import MONEY, MONEY_QUANTUM
-from .observations import MarketObservation
-from .quotes import DedicatedQuote, PurchaseQuote, Quote, QuoteStatus
-from .refresh_runs import RefreshLock, RefreshRun, RefreshStatus, StagedPrice
-from .sourced_figures import Assumption, Confidence, TokenPrice
+from hardware.models.quotes import DedicatedQuote, PurchaseQuote, Quote, QuoteStatus
+from hardware.models.refresh_runs import RefreshLock, RefreshRun, RefreshStatus, StagedPrice
+from hardware.models.sourced_figures import Assumption, Confidence, TokenPrice
 
 __all__ = [
     "MONEY",

@@ -3,7 +3,7 @@ and could not map, counted per source and run."""
 
 from django.db import models
 
-from .refresh_runs import RefreshRun
+from hardware.models.refresh_runs import RefreshRun
 
 
 class NameKind(models.TextChoices):

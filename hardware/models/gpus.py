@@ -2,7 +2,7 @@
 
 from django.db import models
 
-from ..catalog_version import CatalogQuerySet
+from hardware.catalog_version import CatalogQuerySet
 
 
 class GpuModel(models.Model):

@@ -6,7 +6,7 @@ Imported at the end of ``hardware.models``, so the model is part of the ``hardwa
 
 from django.db import models
 
-from ..catalog_version import CatalogQuerySet
+from hardware.catalog_version import CatalogQuerySet
 
 COMMIT_TERM_MONTHS = {"commit_1y": 12, "commit_3y": 36, "commit_5y": 60}
 """The term of each committed billing [months]: a committed option's ``term_months``."""

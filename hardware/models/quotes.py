@@ -5,8 +5,8 @@ from decimal import Decimal
 from django.db import models
 from simple_history.models import HistoricalRecords
 
-from .gpus import GpuModel
-from .money import MONEY
+from hardware.models.gpus import GpuModel
+from hardware.models.money import MONEY
 
 
 class QuoteStatus(models.TextChoices):

@@ -2,8 +2,8 @@
 
 from django.db import models
 
-from .market import Billing
-from .money import MONEY
+from hardware.models.money import MONEY
+from hardware.models.offers import Billing
 
 
 class RefreshStatus(models.TextChoices):
@@ -150,7 +150,7 @@ class StagedPrice(models.Model):
 
 class RefreshLock(models.Model):
     """The lease that keeps two refreshes of one source from overlapping (command, schedule and
-    approval alike; ``hardware.refresh_lease``).
+    approval alike; ``hardware.refresh.lease``).
 
     Taken by one conditional UPDATE (free, or its lease lapsed), renewed by its holder while it
     works and given back by its holder's ``token``; a dead holder's lease lapses at

@@ -124,7 +124,7 @@ class Assumption(models.Model):
     (``on_prem.colo_usd_per_kw_month``; ``option.`` for a field of every GPU option,
     ``option.gpu_mtbf_hours``). ``value`` is in ``unit``. Two rows fill
     ``on_prem.staff_usd_per_month`` only together, by the rule of
-    ``hardware.market.staff_usd_per_month`` (the engineer's cost per year and the servers one
+    ``hardware.hosted.selectors.staff_usd_per_month`` (the engineer's cost per year and the servers one
     engineer runs). ``stated_on`` is the day the source stated the figure (empty: unknown, then
     ``stale``).
     """

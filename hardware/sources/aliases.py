@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
-from ..data_files import ALIASES_PATH
-from .common import RowRejected, SourceError, decimal_or_none, read_csv, text
+from hardware.data_files import ALIASES_PATH
+from hardware.sources.common import RowRejected, SourceError, decimal_or_none, read_csv, text
 
 COLUMNS = (
     "source",

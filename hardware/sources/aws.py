@@ -30,8 +30,8 @@ from typing import Any, BinaryIO
 
 import ijson
 
-from .aliases import AliasTable
-from .common import (
+from hardware.sources.aliases import AliasTable
+from hardware.sources.common import (
     CHUNK_BYTES,
     ParseReport,
     PriceRow,

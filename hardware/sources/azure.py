@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 from pathlib import Path
 
-from .common import (
+from hardware.sources.common import (
     USD_QUANTUM,
     FeedPrice,
     ParseReport,
@@ -34,7 +34,7 @@ from .common import (
     json_document,
     paged_feed_prices,
 )
-from .instances import InstanceTable
+from hardware.sources.instances import InstanceTable
 
 PROVIDER = "azure"
 HOURS_PER_YEAR = Decimal(8760)

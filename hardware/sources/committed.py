@@ -12,7 +12,7 @@ is written by its name in the GPU table (``H100 SXM5 80GB``): a name the table l
 from datetime import date
 from pathlib import Path
 
-from .common import (
+from hardware.sources.common import (
     ParseReport,
     RowRejected,
     count_or_none,
@@ -21,7 +21,7 @@ from .common import (
     read_csv,
     text,
 )
-from .skypilot import CLOUD_SLUG, PriceRow
+from hardware.sources.skypilot import CLOUD_SLUG, PriceRow
 
 COLUMNS = (
     "provider",

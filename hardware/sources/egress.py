@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
-from .common import (
+from hardware.sources.common import (
     ParseReport,
     RowRejected,
     decimal_or_none,

@@ -26,9 +26,16 @@ from datetime import date
 from decimal import Decimal
 from pathlib import Path
 
-from .aliases import AliasTable
-from .committed import region_code, stated_date
-from .common import ParseReport, RowRejected, decimal_or_none, file_sha256, read_csv, text
+from hardware.sources.aliases import AliasTable
+from hardware.sources.committed import region_code, stated_date
+from hardware.sources.common import (
+    ParseReport,
+    RowRejected,
+    decimal_or_none,
+    file_sha256,
+    read_csv,
+    text,
+)
 
 COLUMNS = (
     "Price source",

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 from pathlib import Path
 
-from .common import (
+from hardware.sources.common import (
     USD_QUANTUM,
     FeedPrice,
     ParseReport,
@@ -36,7 +36,7 @@ from .common import (
     json_document,
     paged_feed_prices,
 )
-from .instances import CloudInstance, InstanceTable
+from hardware.sources.instances import CloudInstance, InstanceTable
 
 PROVIDER = "gcp"
 NANOS = Decimal(10**9)

@@ -18,8 +18,15 @@ from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
-from ..data_files import INSTANCES_PATH
-from .common import RowRejected, SourceError, count_or_none, decimal_or_none, read_csv, text
+from hardware.data_files import INSTANCES_PATH
+from hardware.sources.common import (
+    RowRejected,
+    SourceError,
+    count_or_none,
+    decimal_or_none,
+    read_csv,
+    text,
+)
 
 COLUMNS = (
     "provider",

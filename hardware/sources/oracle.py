@@ -17,7 +17,7 @@
 from decimal import Decimal
 from pathlib import Path
 
-from .common import (
+from hardware.sources.common import (
     ParseReport,
     PriceRow,
     RowRejected,
@@ -25,8 +25,8 @@ from .common import (
     json_decimal,
     json_document,
 )
-from .egress import EgressTierRow, tier_order_problem
-from .instances import InstanceTable
+from hardware.sources.egress import EgressTierRow, tier_order_problem
+from hardware.sources.instances import InstanceTable
 
 PROVIDER = "oracle"
 REGION = "global"

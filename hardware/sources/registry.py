@@ -3,17 +3,17 @@ how it is fetched and the settings it reads.
 
 One ``PriceSource`` per format, by name in ``PRICE_SOURCES``. What reads it:
 
-- ``hardware.refresh`` parses a feed with ``PriceSource.parse`` and makes vanish only prices of
+- ``hardware.refresh.pipeline`` parses a feed with ``PriceSource.parse`` and makes vanish only prices of
   the billings the format states (``billings``) and, for a format that may cover some regions
   only (``regional``), only in the regions the feed lists;
-- ``hardware.scheduled`` fetches the formats served over HTTP (``HTTP_SOURCES``)
+- ``hardware.refresh.scheduled`` fetches the formats served over HTTP (``HTTP_SOURCES``)
   (``fetch == "http"``) page by page (``paging``, for ``hardware.sources.fetch.feed_fetch``);
 - ``costapp/settings.py`` reads each HTTP format's settings (``url_setting``,
   ``interval_minutes_setting``, ``interval_seconds_setting``) into ``PRICE_SOURCES``, from which
-  ``hardware.schedule`` builds the beat entries;
+  ``hardware.refresh.beat`` builds the beat entries;
 - ``refresh_prices`` takes the format by name, with one file or, for ``many_files`` formats,
   several;
-- ``hardware.refresh`` and ``hardware.refresh_checks`` treat a ``csv_feed`` as one CSV table
+- ``hardware.refresh.pipeline`` and ``hardware.refresh.checks`` treat a ``csv_feed`` as one CSV table
   (held when cut short, its rejected rows read again by line).
 
 The AWS bulk offer file (``aws``) is fetched the same way from its URL (``public_url``: the whole
@@ -34,16 +34,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from ..data_files import ALIASES_PATH, INSTANCES_PATH
-from .aliases import read_aliases
-from .aws import parse_aws_offer_file, parse_aws_pricing_pages
-from .azure import parse_azure_retail_prices
-from .common import ParseReport, PriceRow, SourceError
-from .egress import EgressTierRow
-from .gcp import parse_gcp_skus
-from .instances import read_instances
-from .oracle import parse_oracle_prices
-from .skypilot import parse_skypilot_vms
+from hardware.data_files import ALIASES_PATH, INSTANCES_PATH, SKYPILOT_DIR
+from hardware.sources.aliases import read_aliases
+from hardware.sources.aws import parse_aws_offer_file, parse_aws_pricing_pages
+from hardware.sources.azure import parse_azure_retail_prices
+from hardware.sources.common import ParseReport, PriceRow, SourceError
+from hardware.sources.egress import EgressTierRow
+from hardware.sources.gcp import parse_gcp_skus
+from hardware.sources.instances import read_instances
+from hardware.sources.oracle import parse_oracle_prices
+from hardware.sources.skypilot import parse_skypilot_vms
 
 Pages = Sequence[bytes | str | Path]
 FILE = "file"
@@ -106,6 +106,13 @@ class PriceSource:
     spooled: bool = False
     """Whether a fetched feed is written to a temporary file, not held in memory (a feed of
     gigabytes that its parser streams from a file)."""
+    provider_files: Path | None = None
+    """The shipped feeds of this format, one ``<provider>.csv`` each: a hand refresh without a
+    file reads the named provider's, and one without a provider takes it from the file's name."""
+    per_provider_lease: bool = False
+    """Whether a refresh of a provider takes the lock of that provider's own source
+    (``<name>-<provider>``, where the registry has one), so it meets the scheduled refresh of
+    that provider and no other."""
 
     @property
     def setting_prefix(self) -> str:
@@ -257,6 +264,8 @@ PRICE_SOURCES: dict[str, PriceSource] = {
             parse=_skypilot,
             billings=frozenset({ON_DEMAND, SPOT}),
             csv_feed=True,
+            provider_files=SKYPILOT_DIR,
+            per_provider_lease=True,
         ),
         PriceSource(
             name="aws",

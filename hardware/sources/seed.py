@@ -15,8 +15,13 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
-from ..data_files import DEMO_DEDICATED_PATH, DEMO_PURCHASE_PATH, PROVIDERS_PATH, STATED_ON_PATH
-from .common import SourceError, read_csv, text
+from hardware.data_files import (
+    DEMO_DEDICATED_PATH,
+    DEMO_PURCHASE_PATH,
+    PROVIDERS_PATH,
+    STATED_ON_PATH,
+)
+from hardware.sources.common import SourceError, read_csv, text
 
 PROVIDER_KINDS = (
     "hyperscaler",

@@ -35,8 +35,8 @@ from datetime import date
 from decimal import Decimal
 from pathlib import Path
 
-from .aliases import AliasTable, GpuResolution
-from .common import (
+from hardware.sources.aliases import AliasTable, GpuResolution
+from hardware.sources.common import (
     ParseReport,
     PriceRow,
     RowRejected,

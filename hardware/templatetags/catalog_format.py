@@ -7,13 +7,13 @@ from django import template
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from ..confidence import (
+from hardware.confidence import (
     PriceConfidence,
     observation_confidence,
     price_confidence,
     token_price_confidence,
 )
-from ..models import InstancePrice, MarketObservation, TokenPrice
+from hardware.models import InstancePrice, MarketObservation, TokenPrice
 
 register = template.Library()
 

@@ -1,4 +1,4 @@
-"""Template filters for figures as a person reads them (``hardware/figures.py``): totals in
+"""Template filters for figures as a person reads them (``hardware/display/figures.py``): totals in
 whole dollars, prices per hour, percentages, and when a source stated a figure, in words with
 the date on hover."""
 
@@ -9,7 +9,7 @@ from django import template
 from django.utils import timezone
 from django.utils.html import format_html
 
-from hardware import figures
+from hardware.display import figures
 
 register = template.Library()
 

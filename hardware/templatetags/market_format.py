@@ -5,7 +5,7 @@ from typing import Any
 
 from django import template
 
-from hardware.figures import percent_text, usd_rate, usd_total
+from hardware.display.figures import percent_text, usd_rate, usd_total
 
 register = template.Library()
 

@@ -6,7 +6,7 @@ import pytest
 
 from costapp.models import WatchEvent
 from costapp.runs import pipeline
-from hardware.refresh import price_refresh
+from hardware.refresh.pipeline import price_refresh
 from tests.browser.layout import OVERFLOWS, WIDTHS
 from tests.browser.support import PASSWORD, SCREENSHOTS, log_in
 from tests.conftest import tasks_run_in_process

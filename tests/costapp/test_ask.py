@@ -197,3 +197,36 @@ def test_a_question_whose_broker_does_not_answer_leaves_no_scenario_run_or_quest
     assert "does not answer" in response.content.decode()
     assert not Scenario.objects.filter(owner=user).exists()
     assert not SimulationRun.objects.exists() and not Question.objects.exists()
+
+
+def test_every_field_of_the_form_explains_itself_in_a_line_and_says_its_default(client, catalog):
+    from costapp.ask.forms import QuestionForm
+
+    client.force_login(analyst("lead"))
+    page = client.get("/ask/").content.decode()
+    for name in QuestionForm.base_fields:
+        block = page[page.index(f'id="field-{name}"') + 1 :].split('id="field-')[0]
+        help_text = block[block.index('class="helptext"') :].split("</span>")[0]
+        assert "default" in help_text, (name, help_text)
+    for name in ("commitments", "discount_percent", "growth_per_year", "peak_hours_per_day",
+                 "train_cluster_gpus", "train_days", "failures", "checkpoint_minutes",
+                 "restart_minutes", "bridge", "kinds", "region", "max_price_age_days",
+                 "owned_gpus", "owned_gpu", "owned_usd_per_month"):  # fmt: skip
+        assert f'id="field-{name}"' in page
+    discount = page[page.index('id="field-discount_percent"') :].split("</div>")[0]
+    assert "; default 8" in discount  # ASK_DISCOUNT_RATE, 0.08
+
+
+def test_the_discount_rate_and_commitments_asked_are_the_plans(client, catalog, tasks_in_process):
+    client.force_login(analyst("lead"))
+    assert "discount_percent" in ask(client, discount_percent="-1").context["form"].errors
+    assert not Question.objects.exists()
+    response = ask(client, discount_percent="12.5", commitments=["1", "5"], months="48",
+                   train=None, serve_start="1")  # fmt: skip
+    assert response.status_code == 302, response.content.decode()[:2000]
+    question = Question.objects.get()
+    assert question.scenario.document["discount_rate"] == 0.125
+    assert question.run.result["inputs"]["discount_rate"] == 0.125
+    committed = {r["family"] for r in question.notes["roles"].values()
+                 if r["family"].startswith("committed")}  # fmt: skip
+    assert committed == {"committed_1y"}  # 5 years only over 60 months or more

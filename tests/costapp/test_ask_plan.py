@@ -101,3 +101,25 @@ def test_gpus_already_owned_are_a_layer_costing_their_running_cost(catalog):
     sizing = next(s for s in document["sizing"] if s["option"] == mix["name"])
     assert sizing["layers"][0] == {"min": 1, "max": 1, "step": 1}
     assert sizing["objective"] == "mean_npv"
+
+
+def test_only_the_commitments_asked_are_priced_and_the_mix_commits_for_three_years_if_asked(
+    catalog,
+):
+    today = timezone.localdate()
+
+    def committed(answers: dict) -> tuple[set[str], list[list[str]]]:
+        document, notes = question_plan(answers, today=today)
+        families = {r["family"] for r in notes["roles"].values()}
+        layers = [[notes["roles"][n]["family"] for n in o["layers"]]
+                  for o in document["options"] if o["type"] == "mix"]  # fmt: skip
+        return {f for f in families if f.startswith("committed")}, layers
+
+    every, mixes = committed({**BASE, "months": 60})  # a question that names none: all three
+    assert every == {"committed_1y", "committed_3y", "committed_5y"}
+    assert mixes and all("committed_3y" in layers for layers in mixes)
+    one, mixes = committed({**BASE, "months": 60, "commitments": ["1"]})
+    assert one == {"committed_1y"}
+    assert all(not any(f.startswith("committed") for f in layers) for layers in mixes)
+    assert committed({**BASE, "commitments": ["5"]})[0] == set()  # 36 months: no 5-year term
+    assert committed({**BASE, "commitments": []})[0] == set()

@@ -3,6 +3,8 @@ change" is the run's follow-up step, kept with the id of the run it belongs to; 
 after it was answered shows no old answer, says so and is asked again; a re-run of the scenario as
 it stands becomes the question's run. Tasks run in this process; the catalog is the shipped one."""
 
+import re
+
 import grimp
 import pytest
 
@@ -10,6 +12,7 @@ from costapp.ask import answer as answer_module
 from costapp.ask.presets import EXAMPLE_QUESTION
 from costapp.ask.steps import ASK_CHANGES_TASK, question_changes_compute
 from costapp.models import Question, SimulationRun
+from costapp.reports.warning_words import FIELD_NAMES
 from costapp.runs import pipeline
 from costapp.scenarios.services import scenario_update
 
@@ -143,6 +146,20 @@ def test_a_read_only_link_of_the_questions_run_opens_on_the_answer_and_its_price
     assert "The prices it rests on" in answer and "per GPU-hour" in answer and "days ago" in answer
     for vendor in DedicatedQuote.objects.values_list("vendor", flat=True):
         assert vendor not in answer
+    # the sentence, the prices it rests on, then the figures: the answer's, then the run's
+    order = ['id="answer-sentence"', 'id="rests-on"', 'id="offers-verdict"',
+             'id="shared-answer-figures"', 'id="key-figures"', 'id="downloads"']  # fmt: skip
+    assert [page.index(mark) for mark in order] == sorted(page.index(mark) for mark in order)
+    assert "Total over the horizon" in answer and "Net present value" in answer
+    # its warnings in words: no field name, file path, address or billing code
+    warnings = page[page.index('id="run-warnings"') :].split("</section>")[0]
+    assert "may no longer hold" in warnings  # the shipped catalog is a dated snapshot
+    for code in (".csv", ".json", "://", "commit-1y", "commit-3y", "skypilot-v8"):
+        assert code not in warnings, code
+    for name in FIELD_NAMES:
+        assert not re.search(rf"\b{name}\b", warnings), name
+    for vendor in DedicatedQuote.objects.values_list("vendor", flat=True):
+        assert vendor not in page
 
 
 def test_a_step_that_fails_leaves_the_runs_own_answer_and_says_why(

@@ -10,8 +10,8 @@ from django.core import mail
 from costapp.models import BudgetWatch, Question, WatchEvent
 from costapp.runs import pipeline
 from costapp.watch.services import WatchError, watch_create, watches_reprice
-from hardware.management.commands.load_catalog import SKYPILOT_DIR
-from hardware.refresh import price_refresh
+from hardware.data_files import SKYPILOT_DIR
+from hardware.refresh.pipeline import price_refresh
 from tests.tco.helpers import scenario
 
 from .factories import ScenarioFactory

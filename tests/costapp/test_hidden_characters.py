@@ -92,3 +92,33 @@ def test_the_catalog_admin_refuses_them_at_each_field(admin_client):
     body["name"] = "Cloud Inc"
     assert admin_client.post("/admin/hardware/provider/add/", body).status_code == 302
     assert Provider.objects.filter(slug="evil", name="Cloud Inc").exists()
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "code"),
+    [
+        ("region", "europe\u202e", "U+202E"),
+        ("serve_model", "llama-3.1-8b\u200b", "U+200B"),
+        ("tokens_per_day", "2000\u200d000", "U+200D"),
+        ("kinds", ["gpu-cloud", "\u2066marketplace\u2069"], "U+2066, U+2069"),
+        ("serve", "on\ufeff", "U+FEFF"),
+    ],
+)
+def test_asks_form_refuses_them_at_each_field_and_stores_nothing(
+    client, catalog, field, value, code
+):
+    from costapp.ask.presets import EXAMPLE_QUESTION
+    from costapp.models import Question
+
+    client.force_login(analyst("lead"))
+    response = client.post("/ask/", {**EXAMPLE_QUESTION, field: value})
+    assert response.status_code == 200
+    message = f"Must not contain direction overrides or invisible characters ({code})."
+    assert response.context["form"].errors == {field: [message]}  # alone, at its field
+    page = response.content.decode()
+    at_field = page[page.index(f'id="field-{field}"') + 1 :].split('id="field-')[0]
+    assert message in at_field
+    assert not Question.objects.exists() and not Scenario.objects.exists()
+    valid = {**EXAMPLE_QUESTION, field: value}
+    valid[field] = EXAMPLE_QUESTION.get(field) or "americas"
+    assert client.post("/ask/", valid).status_code == 302

@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from accounts.roles import ADMIN, ANALYST, CATALOG_EDITOR, VIEWER, role_rank
 from costapp.reports.claims import CLAIMS
-from hardware import figures
+from hardware.display import figures
 from hardware.models import InstanceOffer, InstancePrice
 from tests.roles import user_with_role
 

@@ -18,7 +18,7 @@ from costapp.models import Scenario
 from costapp.runs import pipeline
 from costapp.scenarios.services import scenario_document_check, scenario_simulate
 from costapp.tco import ScenarioError
-from hardware import market
+from hardware.hosted import selectors as market
 
 from .runs_helpers import analyst
 

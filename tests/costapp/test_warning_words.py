@@ -57,3 +57,28 @@ def test_grouped_by_subject_then_the_first_three_open():
     assert sum(len(g.warnings) for g in folded) == 2
     assert [g.subject for g in shown] == [groups[0].subject, groups[1].subject]
     assert folded[0].subject == "Option “One server”"
+
+
+def test_no_file_path_address_or_billing_code_is_left_in_a_warning():
+    committed = (
+        'Option "Azure, 3 years" uses the commit-3y price of azure Standard_ND96isr_H100_v5 in '
+        "eastus as stated by prices/committed/published.csv on 2026-02-04, more than 30 days ago: "
+        "it may no longer hold."
+    )
+    said = warning_in_words(committed)
+    assert "the 3-year committed price of azure Standard_ND96isr_H100_v5" in said
+    assert "as stated by a published price list on 2026-02-04" in said
+    assert ".csv" not in said and "commit-3y" not in said
+    fed = warning_in_words(
+        "uses the on-demand price of oracle BM.GPU.H100.8 in us-ashburn-1 as stated by "
+        "https://apexapps.oracle.com/pls/apex/cetools/api/v1/products/?currencyCode=USD on "
+        "2026-11-02, more than 30 days ago; the spot price of aws p5.48xlarge as stated by "
+        "hardware/data/prices/skypilot-v8/aws.csv and of x as stated by feeds/2026-11/x_y.json."
+    )
+    assert "as stated by the price feed at apexapps.oracle.com on 2026-11-02" in fed
+    assert "the spot price of aws p5.48xlarge as stated by SkyPilot's price catalog for Aws" in fed
+    assert "as stated by a price file." in fed
+    assert "://" not in fed and ".csv" not in fed and ".json" not in fed
+    assert "BM.GPU.H100.8" in fed and "p5.48xlarge" in fed  # instance names stay the seller's
+    named = warning_in_words('Option "prices.csv" uses commit-1y prices.')
+    assert '"prices.csv"' in named  # a name stays as its owner typed it

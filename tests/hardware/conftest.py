@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from hardware.management.commands.load_catalog import EGRESS_PATH, SKYPILOT_DIR
+from hardware.data_files import EGRESS_PATH, SKYPILOT_DIR
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from decimal import Decimal
 import pytest
 
 from accounts.roles import CATALOG_EDITOR, VIEWER
-from hardware.market import assumption_value, token_price_terms
+from hardware.hosted.selectors import assumption_value, token_price_terms
 from hardware.models import Assumption, TokenPrice
 from tests.api_crud import CatalogCrudTests, role_clients
 

@@ -17,7 +17,7 @@ from django.urls import reverse
 from accounts.roles import VIEWER
 from costapp.scenarios.catalog import offer_terms
 from costapp.scenarios.services import scenario_simulate
-from hardware.committed_services import COMMITTED_PATH, EPOCH_PATH
+from hardware.data_files import COMMITTED_PATH, EPOCH_PATH
 from hardware.models import InstanceOffer, InstancePrice, MarketObservation, Provider
 from hardware.services import instance_prices_load
 from hardware.sources.aliases import read_aliases

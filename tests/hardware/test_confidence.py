@@ -249,8 +249,8 @@ def test_a_token_price_is_judged_by_its_age_and_flag_and_its_page_says_so(
 
 
 def test_a_dated_committed_price_on_a_gpu_s_page_says_its_confidence(settings, client, catalog):
+    from hardware.committed.selectors import market_observations
     from hardware.confidence import observation_confidence
-    from hardware.observation_selectors import market_observations
 
     settings.PRICE_STALE_DAYS = 30
     rows = list(market_observations(gpu="h100-sxm"))

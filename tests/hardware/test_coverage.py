@@ -12,7 +12,7 @@ from accounts.roles import VIEWER
 from accounts.services import token_create
 from hardware.coverage import coverage_record, unmapped_names
 from hardware.models import CoverageReport, Provider, ProviderKind, Region
-from hardware.refresh import price_refresh
+from hardware.refresh.pipeline import price_refresh
 from hardware.sources.common import ParseReport, RowRejected
 from tests.factories import UserFactory
 from tests.roles import user_with_role

@@ -14,7 +14,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from hardware.refresh import RefreshError, _parse
+from hardware.refresh.pipeline import RefreshError, _parse
 from hardware.sources.azure import parse_azure_retail_prices
 from hardware.sources.common import SourceError
 from hardware.sources.fetch import FetchError, FetchPolicy, Validators, feed_fetch
@@ -266,7 +266,7 @@ def test_an_api_key_in_the_url_is_never_shown(feed_server):
     assert "SECRET123" not in result.url and "currencyCode=USD" in result.url
 
 
-# The pages are parsed as the scheduled refresh parses them (hardware.refresh, by the source's
+# The pages are parsed as the scheduled refresh parses them (hardware.refresh.pipeline, by the source's
 # registry entry), against the catalog's GPU table.
 @pytest.mark.django_db
 def test_a_fetched_oracle_list_parses_by_source_name(feed_server, catalog):

@@ -9,7 +9,7 @@ from django.utils import timezone
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hardware import figures
+from hardware.display import figures
 
 TODAY = date(2026, 12, 2)
 
@@ -124,7 +124,7 @@ def test_the_stated_filter_reads_a_result_documents_iso_day():
 
 
 def test_savings_beyond_minus_100_percent_read_as_a_multiple_of_the_baseline():
-    from hardware.figures import savings_text
+    from hardware.display.figures import savings_text
 
     assert savings_text(37.5) == "37.5 %"
     assert savings_text(-50.0) == "-50.0 %"
@@ -134,7 +134,7 @@ def test_savings_beyond_minus_100_percent_read_as_a_multiple_of_the_baseline():
 
 
 def test_a_change_of_nothing_is_unchanged_without_a_sign():
-    from hardware.figures import change_text
+    from hardware.display.figures import change_text
 
     assert change_text(0.0) == "unchanged"
     assert change_text(0.001, 2) == "unchanged"  # nothing at the precision shown

@@ -13,9 +13,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from accounts.roles import VIEWER
-from hardware.figures import usd_rate
+from hardware.display.figures import usd_rate
+from hardware.display.price_flags import flag_words
 from hardware.models import GpuModel, InstancePrice
-from hardware.price_flags import flag_words
 from hardware.selectors import gpu_headline, price_headlines
 from hardware.sources.skypilot import AUCTION_NOTE
 from tests.factories import UserFactory

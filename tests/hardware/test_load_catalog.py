@@ -12,7 +12,7 @@ from django.core.management import CommandError, call_command
 from django.db.models import Q
 
 from hardware.catalog_load import CatalogLoadError, catalog_load
-from hardware.management.commands.load_catalog import EGRESS_PATH, SKYPILOT_DIR
+from hardware.data_files import EGRESS_PATH, SKYPILOT_DIR
 from hardware.models import (
     DedicatedQuote,
     EgressTier,

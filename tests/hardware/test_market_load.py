@@ -8,7 +8,13 @@ from decimal import Decimal
 import pytest
 from django.test import override_settings
 
-from hardware.market import (
+from hardware.hosted.load import (
+    ASSUMPTIONS_PATH,
+    TOKEN_PRICES_PATH,
+    assumptions_load,
+    token_prices_load,
+)
+from hardware.hosted.selectors import (
     STAFF_FIELD,
     assumption_for_option,
     assumption_value,
@@ -17,12 +23,6 @@ from hardware.market import (
     current_token_prices,
     staff_usd_per_month,
     token_price_terms,
-)
-from hardware.market_load import (
-    ASSUMPTIONS_PATH,
-    TOKEN_PRICES_PATH,
-    assumptions_load,
-    token_prices_load,
 )
 from hardware.models import Assumption, TokenPrice
 from hardware.sources.common import SourceError

@@ -8,7 +8,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from accounts.roles import ANALYST, CATALOG_EDITOR, VIEWER
-from hardware.figures import stated_words
+from hardware.display.figures import stated_words
 from hardware.models import Assumption, TokenPrice
 from tests.roles import user_with_role
 

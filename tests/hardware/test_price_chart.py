@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hardware.price_chart import (
+from hardware.display.price_chart import (
     MAX_TICKS,
     DatedPrice,
     date_ticks,

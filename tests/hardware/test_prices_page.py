@@ -9,7 +9,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from hardware.figures import stated_words
+from hardware.display.figures import stated_words
 from hardware.filtersets import PriceFilterSet
 from hardware.models import InstancePrice
 from hardware.selectors import current_prices

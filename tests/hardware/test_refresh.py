@@ -11,8 +11,7 @@ from django.core.management.base import CommandError
 from django.utils import timezone
 
 from bench.aws_offer_file import write_offer_file
-from hardware import refresh as refresh_module
-from hardware.management.commands.load_catalog import SKYPILOT_DIR
+from hardware.data_files import SKYPILOT_DIR
 from hardware.models import (
     EgressTier,
     InstancePrice,
@@ -20,7 +19,8 @@ from hardware.models import (
     RefreshRun,
     StagedPrice,
 )
-from hardware.refresh import (
+from hardware.refresh import pipeline as refresh_module
+from hardware.refresh.pipeline import (
     RefreshError,
     price_refresh,
     refresh_run_approve,

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from accounts.roles import ADMIN, VIEWER
 from hardware.models import InstancePrice, RefreshRun
-from hardware.refresh import price_refresh
+from hardware.refresh.pipeline import price_refresh
 from hardware.selectors import current_prices
 from tests.factories import UserFactory
 

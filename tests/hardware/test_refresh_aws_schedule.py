@@ -12,9 +12,9 @@ import yaml
 
 from bench.aws_offer_file import OfferFile, write_offer_file
 from hardware.models import InstancePrice, RefreshRun
-from hardware.refresh import refresh_run_approve
-from hardware.refresh_lease import refresh_lease
-from hardware.schedule import price_source_settings, refresh_beat_schedule
+from hardware.refresh.beat import price_source_settings, refresh_beat_schedule
+from hardware.refresh.lease import refresh_lease
+from hardware.refresh.pipeline import refresh_run_approve
 from hardware.selectors import current_prices
 from hardware.sources.registry import AWS_OFFER_FILE_URL, HTTP_SOURCES, PRICE_SOURCES
 from hardware.tasks import refresh_source

@@ -5,8 +5,8 @@ import pytest
 
 from hardware.data_files import SKYPILOT_DIR
 from hardware.models import RefreshRun
-from hardware.refresh import price_refresh, refresh_run_start, refresh_runs_stopped_fail
-from hardware.refresh_lease import RefreshLocked, lease_is_live, lease_take
+from hardware.refresh.lease import RefreshLocked, lease_is_live, lease_take
+from hardware.refresh.pipeline import price_refresh, refresh_run_start, refresh_runs_stopped_fail
 
 
 def test_a_cloud_is_locked_by_its_own_feed_and_no_other_cloud(catalog):

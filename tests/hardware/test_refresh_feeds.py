@@ -12,14 +12,14 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from hardware.models import EgressTier, RefreshLock, RefreshRun
-from hardware.refresh import (
+from hardware.refresh.lease import refresh_lease
+from hardware.refresh.pipeline import (
     price_refresh,
     refresh_run_approve,
     refresh_run_diff,
     refresh_run_discard,
 )
-from hardware.refresh_lease import refresh_lease
-from hardware.scheduled import feed_source_refresh
+from hardware.refresh.scheduled import feed_source_refresh
 from hardware.selectors import current_prices
 from hardware.tasks import refresh_source
 

@@ -13,14 +13,14 @@ from django.utils import timezone
 
 from accounts.roles import ADMIN
 from hardware.models import GpuModel, InstancePrice, RefreshLock, RefreshRun, StagedPrice
-from hardware.refresh import (
+from hardware.refresh.lease import lease_name, refresh_lease
+from hardware.refresh.pipeline import (
     CATALOG_MOVED,
     RefreshLocked,
     price_refresh,
     refresh_run_approve,
     refresh_runs_sweep,
 )
-from hardware.refresh_lease import lease_name, refresh_lease
 from hardware.selectors import current_prices
 from tests.factories import UserFactory
 

@@ -17,7 +17,7 @@ from django.core.management import call_command
 from django.db import connection
 
 from hardware.models import InstancePrice, RefreshRun, StagedPrice
-from hardware.refresh import refresh_runs_sweep
+from hardware.refresh.pipeline import refresh_runs_sweep
 from hardware.selectors import current_prices
 
 from .test_refresh import LAMBDA

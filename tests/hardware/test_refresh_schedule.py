@@ -11,7 +11,7 @@ import pytest
 from celery.beat import ScheduleEntry
 
 from costapp.celery import app
-from hardware.schedule import REFRESH_TASK, price_source_settings, refresh_beat_schedule
+from hardware.refresh.beat import REFRESH_TASK, price_source_settings, refresh_beat_schedule
 from hardware.sources.registry import SKYPILOT_CLOUDS
 
 ROOT = Path(__file__).resolve().parents[2]

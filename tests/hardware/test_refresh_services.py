@@ -16,7 +16,7 @@ import pytest
 from django.db import connection
 
 from hardware.models import RefreshRun
-from hardware.scheduled import feed_source_refresh
+from hardware.refresh.scheduled import feed_source_refresh
 from hardware.selectors import current_prices
 
 from .feed_server import CountingFeedServer

@@ -9,9 +9,9 @@ import pytest
 import yaml
 
 from hardware.models import RefreshRun
-from hardware.refresh import RefreshLocked, price_refresh
-from hardware.refresh_lease import lease_name, refresh_lease
-from hardware.schedule import price_source_settings, refresh_beat_schedule
+from hardware.refresh.beat import price_source_settings, refresh_beat_schedule
+from hardware.refresh.lease import lease_name, refresh_lease
+from hardware.refresh.pipeline import RefreshLocked, price_refresh
 from hardware.selectors import current_prices
 from hardware.sources.registry import HTTP_SOURCES, PRICE_SOURCES, SKYPILOT_CLOUDS
 from hardware.tasks import refresh_source

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from hardware.data_files import SKYPILOT_DIR
 from hardware.gpu_table import read_gpu_table
-from hardware.management.commands.load_catalog import SKYPILOT_DIR
 from hardware.sources.aliases import read_aliases
 from hardware.sources.common import PriceRow, SourceError
 from hardware.sources.egress import parse_egress_tiers, tier_order_problem

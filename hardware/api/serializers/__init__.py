@@ -10,7 +10,7 @@ Split by resource: ``common`` (brief forms, related fields, currency, money and 
 named here.
 """
 
-from .common import (
+from hardware.api.serializers.common import (
     BriefRelatedField,
     CatalogSerializer,
     CurrencyField,
@@ -21,11 +21,23 @@ from .common import (
     money_string,
     utc_string,
 )
-from .egress import EgressTierListSerializer, EgressTierSerializer, egress_tier_delete_problem
-from .gpus import CheapestPriceSerializer, CheapestSerializer, GpuModelSerializer
-from .prices import FlagField, InstancePriceSerializer, RegionCodeField
-from .providers import InstanceOfferSerializer, ProviderSerializer, RegionSerializer
-from .quotes import DedicatedQuoteSerializer, PurchaseQuoteSerializer
+from hardware.api.serializers.egress import (
+    EgressTierListSerializer,
+    EgressTierSerializer,
+    egress_tier_delete_problem,
+)
+from hardware.api.serializers.gpus import (
+    CheapestPriceSerializer,
+    CheapestSerializer,
+    GpuModelSerializer,
+)
+from hardware.api.serializers.prices import FlagField, InstancePriceSerializer, RegionCodeField
+from hardware.api.serializers.providers import (
+    InstanceOfferSerializer,
+    ProviderSerializer,
+    RegionSerializer,
+)
+from hardware.api.serializers.quotes import DedicatedQuoteSerializer, PurchaseQuoteSerializer
 
 __all__ = [
     "BriefRelatedField",

@@ -7,8 +7,8 @@ from typing import Any
 
 from rest_framework import serializers
 
-from ...models import MONEY_QUANTUM, GpuModel, InstanceOffer, Provider, Region
-from ...names import hidden_characters_error
+from hardware.models import MONEY_QUANTUM, GpuModel, InstanceOffer, Provider, Region
+from hardware.names import hidden_characters_error
 
 # --- brief forms, nested on read ----------------------------------------------------------------
 

@@ -4,10 +4,15 @@ from decimal import Decimal
 
 from rest_framework import serializers
 
-from ...models import EgressTier
-from ...selectors import egress_tiers_problem
-from ...sources.egress import tier_order_problem
-from .common import CatalogSerializer, CurrencyField, must_be_positive, provider_field
+from hardware.api.serializers.common import (
+    CatalogSerializer,
+    CurrencyField,
+    must_be_positive,
+    provider_field,
+)
+from hardware.models import EgressTier
+from hardware.selectors import egress_tiers_problem
+from hardware.sources.egress import tier_order_problem
 
 
 class EgressTierListSerializer(serializers.ListSerializer):

@@ -6,15 +6,15 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from ...confidence import LEVELS, PriceConfidence, price_confidence
-from ...models import GpuModel, InstancePrice
-from .common import (
+from hardware.api.serializers.common import (
     CatalogSerializer,
     GpuBriefSerializer,
     OfferBriefSerializer,
     ProviderBriefSerializer,
     RegionBriefSerializer,
 )
+from hardware.confidence import LEVELS, PriceConfidence, price_confidence
+from hardware.models import GpuModel, InstancePrice
 
 GPU_UNITS = {
     "slug": "identifier used by scenarios, e.g. h100-sxm5-80gb",

@@ -7,9 +7,7 @@ from django.utils import timezone
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from ...confidence import LEVELS, price_confidence
-from ...models import InstanceOffer, InstancePrice, Region
-from .common import (
+from hardware.api.serializers.common import (
     BriefRelatedField,
     CatalogSerializer,
     CurrencyField,
@@ -18,6 +16,8 @@ from .common import (
     money_string,
     utc_string,
 )
+from hardware.confidence import LEVELS, price_confidence
+from hardware.models import InstanceOffer, InstancePrice, Region
 
 
 class RegionCodeField(serializers.CharField):

@@ -4,8 +4,13 @@ from decimal import Decimal
 
 from rest_framework import serializers
 
-from ...models import InstanceOffer, Provider, Region
-from .common import GEOGRAPHY_HELP, CatalogSerializer, gpu_field, provider_field
+from hardware.api.serializers.common import (
+    GEOGRAPHY_HELP,
+    CatalogSerializer,
+    gpu_field,
+    provider_field,
+)
+from hardware.models import InstanceOffer, Provider, Region
 
 
 class ProviderSerializer(CatalogSerializer):

@@ -2,8 +2,13 @@
 
 from decimal import Decimal
 
-from ...models import DedicatedQuote, PurchaseQuote
-from .common import CatalogSerializer, CurrencyField, gpu_field, must_be_positive
+from hardware.api.serializers.common import (
+    CatalogSerializer,
+    CurrencyField,
+    gpu_field,
+    must_be_positive,
+)
+from hardware.models import DedicatedQuote, PurchaseQuote
 
 QUOTE_COMMON = {
     "vendor": {"help_text": "who quoted"},

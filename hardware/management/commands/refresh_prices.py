@@ -1,6 +1,6 @@
 """``python manage.py refresh_prices SOURCE [--file PATH] [--provider SLUG] [--dry-run]``.
 
-Refreshes one provider's prices from one feed through the pipeline of ``hardware.refresh``
+Refreshes one provider's prices from one feed through the pipeline of ``hardware.refresh.pipeline``
 (parse, stage, validate, apply in one transaction, or hold for review) and prints the run's
 summary. Sources: ``skypilot`` (a SkyPilot ``vms.csv``; the provider defaults to the file name
 without extension, and without ``--file`` the shipped catalog of ``--provider`` is read), ``aws``
@@ -8,7 +8,7 @@ without extension, and without ``--file`` the shipped catalog of ``--provider`` 
 ``--file`` may be repeated), ``azure`` (saved Retail Prices API pages, repeated ``--file`` in
 order), ``gcp`` (saved Cloud Billing Catalog SKU pages, likewise) and ``oracle`` (a saved price
 list, GPU shapes and egress tiers). The scheduled refresh fetches the last three over HTTP
-(``hardware.scheduled``). The command holds the source's lock while it works (the same lease
+(``hardware.refresh.scheduled``). The command holds the source's lock while it works (the same lease
 as the schedule and approvals; a dry run takes none).
 
 Exit status: 0 applied or unchanged, 1 failed (a database error: one line on stderr, the run
@@ -24,9 +24,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import Error as DatabaseError
 
-from hardware.management.commands.load_catalog import SKYPILOT_DIR
 from hardware.models import RefreshStatus
-from hardware.refresh import (
+from hardware.refresh.pipeline import (
     SOURCES,
     RefreshDatabaseError,
     RefreshLocked,
@@ -68,11 +67,12 @@ class Command(BaseCommand):
             raise CommandError(
                 f"source: {source!r} is not one of {', '.join(SOURCES)}", returncode=2
             )
-        if source == "skypilot":
+        shipped = PRICE_SOURCES[source].provider_files
+        if shipped is not None:
             if not files and not provider:
-                raise CommandError("--file or --provider is required for skypilot", returncode=2)
+                raise CommandError(f"--file or --provider is required for {source}", returncode=2)
             provider = provider or files[0].stem.lower()
-            files = files or [SKYPILOT_DIR / f"{provider}.csv"]
+            files = files or [shipped / f"{provider}.csv"]
         else:
             provider = provider or PRICE_SOURCES[source].provider
             if not files:

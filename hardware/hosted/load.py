@@ -31,10 +31,10 @@ from django.db.models import Model
 from django.utils import timezone
 from simple_history.utils import bulk_create_with_history
 
-from .data_files import ASSUMPTIONS_PATH, DATA_DIR, TOKEN_PRICES_PATH
-from .hand_edits import hand_edited_ids
-from .models import Assumption, Confidence, TokenPrice
-from .sources.common import (
+from hardware.data_files import ASSUMPTIONS_PATH, DATA_DIR, TOKEN_PRICES_PATH
+from hardware.hand_edits import hand_edited_ids
+from hardware.models import Assumption, Confidence, TokenPrice
+from hardware.sources.common import (
     ParseReport,
     Rejection,
     RowRejected,

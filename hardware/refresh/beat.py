@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any, Protocol
 
-from .sources.registry import HTTP_SOURCES
+from hardware.sources.registry import HTTP_SOURCES
 
 REFRESH_TASK = "hardware.refresh_source"
 DEFAULT_INTERVAL_MINUTES = 24 * 60

@@ -10,10 +10,10 @@ from django.db import models
 from django.utils import timezone
 from simple_history.models import HistoricalRecords
 
-from ..catalog_version import CatalogQuerySet
-from ..geography import GEOGRAPHIES, LABELS, region_geography
-from .gpus import GpuModel
-from .money import MONEY, MONEY_QUANTUM
+from hardware.catalog_version import CatalogQuerySet
+from hardware.geography import GEOGRAPHIES, LABELS, region_geography
+from hardware.models.gpus import GpuModel
+from hardware.models.money import MONEY, MONEY_QUANTUM
 
 
 class ProviderKind(models.TextChoices):

@@ -18,7 +18,7 @@ the same time.
 
 Every ``running`` run of a source is written under its lease, so whoever takes the lease knows
 that any run of that source still ``running`` stopped without finishing
-(``hardware.refresh.refresh_runs_sweep``).
+(``hardware.refresh.pipeline.refresh_runs_sweep``).
 """
 
 import contextlib
@@ -32,16 +32,19 @@ from django.db import connection
 from django.db.models import Q
 from django.utils import timezone
 
-from .models import RefreshLock
-from .sources.registry import PRICE_SOURCES
-
-SKYPILOT_FORMAT = "skypilot"
+from hardware.models import RefreshLock
+from hardware.sources.registry import PRICE_SOURCES
 
 
 def lease_name(*, source: str, provider: str) -> str:
     """The lock a refresh of ``source`` for ``provider`` takes (module docstring)."""
-    if source == SKYPILOT_FORMAT and f"{SKYPILOT_FORMAT}-{provider}" in PRICE_SOURCES:
-        return f"{SKYPILOT_FORMAT}-{provider}"
+    own = f"{source}-{provider}"
+    if (
+        source in PRICE_SOURCES
+        and PRICE_SOURCES[source].per_provider_lease
+        and own in PRICE_SOURCES
+    ):
+        return own
     return source
 
 

@@ -22,7 +22,7 @@ from decimal import Decimal
 
 from django.db.models import Exists, OuterRef, QuerySet
 
-from .models import Assumption, Confidence, TokenPrice
+from hardware.models import Assumption, Confidence, TokenPrice
 
 STAFF_FIELD = "on_prem.staff_usd_per_month"
 ENGINEER_COST_KEY = "engineer_usd_per_year"

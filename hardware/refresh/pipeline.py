@@ -1,7 +1,7 @@
 """Price refreshes: a public price feed into the catalog without ever damaging it.
 
 ``price_refresh`` runs the pipeline for one feed of one provider, holding the source's lease
-(``hardware.refresh_lease``: one lock per source for the command, the schedule and approvals);
+(``hardware.refresh.lease``: one lock per source for the command, the schedule and approvals);
 a run of the source that stopped without finishing is first marked failed
 (``refresh_runs_stopped_fail``):
 
@@ -11,7 +11,7 @@ a run of the source that stopped without finishing is first marked failed
 3. stage: the rows are stored as ``StagedPrice`` rows of the run; the rows the parser rejected
    are listed with the offer they were about (``RefreshRun.prices_kept``), and the GPU and
    instance names it could not map are recorded per run (``hardware.coverage``);
-4. validate (``hardware.refresh_checks``): the staged rows are compared with the provider's
+4. validate (``hardware.refresh.checks``): the staged rows are compared with the provider's
    current prices in the feed's scope; a rejected row keeps its offer's current price, and the
    run is held for review (``held``) when the checks say so, or when a CSV feed does not end with
    a line break (cut short);
@@ -39,21 +39,27 @@ from django.db import connection, transaction
 from django.utils import timezone
 from simple_history.utils import bulk_update_with_history
 
-from .coverage import coverage_record
-from .models import (
+from hardware.coverage import coverage_record
+from hardware.models import (
     GpuModel,
     InstancePrice,
     RefreshRun,
     RefreshStatus,
     StagedPrice,
 )
-from .refresh_checks import RefreshPlan, rejected_rows, staged_egress_tiers, staged_rows
-from .refresh_checks import refresh_plan as checks_plan
-from .refresh_lease import RefreshLease, RefreshLocked, lease_is_live, lease_name, refresh_lease
-from .services import SQL_BATCH, egress_tiers_load, instance_prices_load
-from .sources.common import ParseReport, PriceRow, SourceError, file_sha256
-from .sources.egress import EgressTierRow
-from .sources.registry import FILE, HTTP, PRICE_SOURCES, PriceSource
+from hardware.refresh.checks import RefreshPlan, rejected_rows, staged_egress_tiers, staged_rows
+from hardware.refresh.checks import refresh_plan as checks_plan
+from hardware.refresh.lease import (
+    RefreshLease,
+    RefreshLocked,
+    lease_is_live,
+    lease_name,
+    refresh_lease,
+)
+from hardware.services import SQL_BATCH, egress_tiers_load, instance_prices_load
+from hardware.sources.common import ParseReport, PriceRow, SourceError, file_sha256
+from hardware.sources.egress import EgressTierRow
+from hardware.sources.registry import FILE, HTTP, PRICE_SOURCES, PriceSource
 
 # The formats by name (``hardware.sources.registry``): files, and feeds also fetched over HTTP.
 SOURCES = tuple(PRICE_SOURCES)
@@ -264,7 +270,7 @@ def _refresh(
 
 
 def refresh_plan(*, run: RefreshRun) -> RefreshPlan:
-    """The run's staged rows against the catalog as it is now (``hardware.refresh_checks``)."""
+    """The run's staged rows against the catalog as it is now (``hardware.refresh.checks``)."""
     entry = _source(run.source)
     return checks_plan(run=run, billings=entry.billings, regional=entry.regional)
 

@@ -2,7 +2,7 @@
 
 from django.db.models import Exists, OuterRef, QuerySet
 
-from .models import EgressTier, MarketObservation
+from hardware.models import EgressTier, MarketObservation
 
 
 def market_observations(

@@ -2,7 +2,7 @@
 ``token-prices/`` and ``assumptions/``, ``assumptions/{key}/``. Viewers read, catalog editors
 write (``accounts.permissions.CatalogPermission``, through ``CatalogViewSet``).
 
-A list shows the current row per (provider, model) or per key (``hardware.market``); a token
+A list shows the current row per (provider, model) or per key (``hardware.hosted.selectors``); a token
 price written with ``POST`` is a new price of its (provider, model), first seen now, the older
 one kept as history (``token-prices/{id}/`` reads any row, history included); an assumption
 posted under a key the catalog holds is a newer statement of that key, likewise. Every write is
@@ -13,12 +13,12 @@ from django.db.models import QuerySet
 from django.utils import timezone
 from rest_framework import serializers
 
-from ..market import current_assumptions, current_token_prices
-from ..market_filters import AssumptionFilterSet, TokenPriceFilterSet
-from ..market_load import APPLIES_TO_RE, KEY_RE, PROVIDER_RE
-from ..models import Assumption, TokenPrice
-from .serializers import CatalogSerializer, CurrencyField
-from .views import CatalogViewSet
+from hardware.api.serializers import CatalogSerializer, CurrencyField
+from hardware.api.views import CatalogViewSet
+from hardware.hosted.filters import AssumptionFilterSet, TokenPriceFilterSet
+from hardware.hosted.load import APPLIES_TO_RE, KEY_RE, PROVIDER_RE
+from hardware.hosted.selectors import current_assumptions, current_token_prices
+from hardware.models import Assumption, TokenPrice
 
 SEEN_FIELDS = {
     "first_seen": {"help_text": "when this catalog first had it [UTC]; set on create"},

@@ -7,8 +7,8 @@ from decimal import Decimal
 from django.db.models import Q
 from django.utils import timezone
 
-from .models import InstancePrice
-from .selectors import current_prices
+from hardware.models import InstancePrice
+from hardware.selectors import current_prices
 
 Key = tuple[int, int, str]  # offer id, region id, billing
 

@@ -1,13 +1,13 @@
 """Why a price is flagged, in words a buyer reads: the catalog keeps each flag as its parser
 wrote it (``InstancePrice.flag``, the API gives it so); the pages say it with the money written
-as money (``hardware.figures.usd_rate``)."""
+as money (``hardware.display.figures.usd_rate``)."""
 
 from __future__ import annotations
 
 import re
 from decimal import Decimal, InvalidOperation
 
-from .figures import usd_rate
+from hardware.display.figures import usd_rate
 
 # The flags of hardware/sources/skypilot.py (and of the refresh, which keeps the parser's note).
 TENTH_OF_ON_DEMAND = re.compile(r"^spot is a tenth of on-demand (?P<usd>[0-9.]+): suspect$")

@@ -3,8 +3,8 @@
 
 import django_filters
 
-from .filtersets import SearchFilter, StableOrderingFilter
-from .models import Assumption, Confidence, TokenPrice
+from hardware.filtersets import SearchFilter, StableOrderingFilter
+from hardware.models import Assumption, Confidence, TokenPrice
 
 
 class TokenPriceFilterSet(django_filters.FilterSet):

@@ -26,14 +26,13 @@ from pathlib import Path
 
 from django.conf import settings
 
-from .hand_edits import hand_edited_ids
-from .models import EgressTier, InstancePrice, RefreshRun
-from .selectors import current_prices
-from .services import price_spread
-from .sources.common import ParseReport, SourceError, read_csv
-from .sources.egress import EgressTierRow
-from .sources.registry import PRICE_SOURCES
-from .sources.skypilot import PriceRow
+from hardware.hand_edits import hand_edited_ids
+from hardware.models import EgressTier, InstancePrice, RefreshRun
+from hardware.selectors import current_prices
+from hardware.services import price_spread
+from hardware.sources.common import ParseReport, PriceRow, SourceError, read_csv
+from hardware.sources.egress import EgressTierRow
+from hardware.sources.registry import PRICE_SOURCES
 
 # Reasons a parser gives for rows that are outside what the catalog keeps by design (another
 # product, OS, tenancy, unit, ...): such a row was never a price of the catalog and keeps none.

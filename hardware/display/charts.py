@@ -1,5 +1,5 @@
 """Plotly figures as the pages draw them: the parts every figure is built with (the catalog's
-own, an offer's price history, is ``hardware/price_chart.py``).
+own, an offer's price history, is ``hardware/display/price_chart.py``).
 
 A :class:`Chart` carries the Plotly figure as JSON-ready data (drawn by plotly.js served from
 ``static/``) and the tables of the same numbers, built from the same lists so the two never

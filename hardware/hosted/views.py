@@ -9,8 +9,8 @@ from django.views.decorators.http import require_GET
 
 from accounts.decorators import role_required
 from accounts.roles import CATALOG_EDITOR, VIEWER, user_has_role
-
-from .market import (
+from hardware.hosted.filters import AssumptionFilterSet, TokenPriceFilterSet
+from hardware.hosted.selectors import (
     ENGINEER_COST_KEY,
     SERVERS_PER_ENGINEER_KEY,
     STAFF_FIELD,
@@ -19,8 +19,7 @@ from .market import (
     current_token_prices,
     staff_usd_per_month,
 )
-from .market_filters import AssumptionFilterSet, TokenPriceFilterSet
-from .views import _non_empty
+from hardware.views import _non_empty
 
 STAFF_EXAMPLE_SERVERS = 8
 

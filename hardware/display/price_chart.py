@@ -1,5 +1,5 @@
 """An offer's price history as the offer's page draws it (pure: plain values in, a
-:class:`hardware.charts.Chart` out).
+:class:`hardware.display.charts.Chart` out).
 
 x is the day each source stated a price (``stated_on``), never when the catalog loaded it; one
 line per region and billing, named in words; y is USD per GPU-hour. A series of one price is a
@@ -18,8 +18,16 @@ from datetime import date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from .charts import TEMPLATE, Chart, Table, empty_figure, figure_json, scatter_trace, series_color
-from .figures import usd_rate
+from hardware.display.charts import (
+    TEMPLATE,
+    Chart,
+    Table,
+    empty_figure,
+    figure_json,
+    scatter_trace,
+    series_color,
+)
+from hardware.display.figures import usd_rate
 
 BILLING_ORDER = ("on-demand", "spot", "1-year commitment", "3-year commitment", "5-year commitment")
 BILLING_SYMBOLS = {

@@ -2,14 +2,14 @@
 
 ``feed_source_refresh(source=...)`` is what the Celery task ``hardware.refresh_source`` runs:
 
-1. take the source's lease (``hardware.refresh_lease``: the one lock per source that the
+1. take the source's lease (``hardware.refresh.lease``: the one lock per source that the
    ``refresh_prices`` command and approvals take too, a database row, renewed while the refresh
    works). A refresh that finds it taken does nothing and answers ``skipped`` (no run is written:
    nothing was attempted); a run of the source that stopped without finishing is marked failed;
 2. fetch the feed from ``settings.PRICE_SOURCES[source]["url"]`` with the validators (ETag,
    Last-Modified) of the last run whose feed was applied or found unchanged; a ``304`` answer
    ends the run as ``unchanged`` with ``not_modified`` set (nothing downloaded);
-3. otherwise parse, stage, check, then apply or hold (``hardware.refresh``). A ``spooled``
+3. otherwise parse, stage, check, then apply or hold (``hardware.refresh.pipeline``). A ``spooled``
    format's feed (the AWS bulk offer file, gigabytes) is written to a temporary file as it
    arrives and parsed from it, the file removed when the run ends.
 
@@ -23,8 +23,9 @@ from pathlib import Path
 from django.conf import settings
 from django.db import Error as DatabaseError
 
-from .models import RefreshRun, RefreshStatus
-from .refresh import (
+from hardware.models import RefreshRun, RefreshStatus
+from hardware.refresh.lease import RefreshLease, RefreshLocked, refresh_lease
+from hardware.refresh.pipeline import (
     RefreshError,
     fetched_feed_refresh,
     refresh_database_failure,
@@ -32,9 +33,8 @@ from .refresh import (
     refresh_run_start,
     refresh_runs_stopped_fail,
 )
-from .refresh_lease import RefreshLease, RefreshLocked, refresh_lease
-from .sources.fetch import FetchError, FetchPolicy, Validators, feed_fetch, url_shown
-from .sources.registry import HTTP_SOURCES
+from hardware.sources.fetch import FetchError, FetchPolicy, Validators, feed_fetch, url_shown
+from hardware.sources.registry import HTTP_SOURCES
 
 # Validators are taken from the last run whose feed reached the catalog or matched it.
 FETCHED_STATUSES = (RefreshStatus.APPLIED, RefreshStatus.UNCHANGED, RefreshStatus.APPROVED)

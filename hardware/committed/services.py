@@ -16,19 +16,16 @@ from pathlib import Path
 
 from django.db import transaction
 
-from .gpu_table import GpuRow
-from .models import GpuModel, InstanceOffer, MarketObservation, Region
-from .selectors import current_prices
-from .services import PriceLoadCounts, instance_prices_load, providers_ensure
-from .sources.aliases import ALIASES_PATH, read_aliases
-from .sources.committed import parse_committed_prices
-from .sources.common import ParseReport
-from .sources.epoch import CommittedObservation, parse_epoch_prices
-from .sources.skypilot import PriceRow
+from hardware.data_files import ALIASES_PATH, COMMITTED_PATH, EPOCH_PATH
+from hardware.gpu_table import GpuRow
+from hardware.models import GpuModel, InstanceOffer, MarketObservation, Region
+from hardware.selectors import current_prices
+from hardware.services import PriceLoadCounts, instance_prices_load, providers_ensure
+from hardware.sources.aliases import read_aliases
+from hardware.sources.committed import parse_committed_prices
+from hardware.sources.common import ParseReport, PriceRow
+from hardware.sources.epoch import CommittedObservation, parse_epoch_prices
 
-DATA_DIR = Path(__file__).resolve().parent / "data" / "prices"
-COMMITTED_PATH = DATA_DIR / "committed" / "published.csv"
-EPOCH_PATH = DATA_DIR / "epoch_hardware_prices.csv"
 OBSERVATION_FIELDS = (
     "gpu_id",
     "provider_id",
