@@ -308,6 +308,11 @@ def gpu_names() -> dict[str, str]:
     return dict(GpuModel.objects.values_list("slug", "name"))
 
 
+def provider_names() -> dict[str, str]:
+    """Each provider's display name by its slug (how the pages say a provider a warning names)."""
+    return dict(Provider.objects.values_list("slug", "name"))
+
+
 def egress_tier_standing() -> dict[str, dict]:
     """Per provider slug with egress tiers in the catalog: how many tiers (``tiers``), the latest
     date their source stated them (``stated_on``, ``None`` when unknown) and that source."""

@@ -1,5 +1,5 @@
 """A result's warnings as a person reads them: field names said by their labels, GPU slugs by
-their names, a price file or feed by what it is (never its path or address), a committed billing
+their names, a provider's slug by its name, a price file or feed by what it is (never its path or address), a committed billing
 by its term, the format's versions left out; grouped by what they are about, so a page shows the
 figures first and the warnings after them, the first few open and the rest folded.
 
@@ -52,6 +52,13 @@ ANY_FILE = re.compile(
 FEED_URL = re.compile(r"\bhttps?://(?P<host>[^/\s,;()]+)[^\s,;()]*")
 COMMITTED = re.compile(r"\bcommit-(?P<years>\d+)y\b")
 """A committed billing as the catalog codes it (``commit-1y``): "1-year committed"."""
+PROVIDER_AT = re.compile(
+    r"(?P<lead>\bprice of |\buses |\bthrough )(?P<slug>[a-z0-9][a-z0-9-]*)(?=[ ,])"
+)
+"""Where the catalog's warnings name a provider by its slug: ``the on-demand price of lambda
+gpu_8x_h100_sxm5 in us-east-1``, ``uses lambda gpu_8x_h100_sxm5 in ..., whose GPU``, ``egress a
+month through vast, whose egress price is unknown`` (only there, so a slug that is also a word,
+``vast``, stays a word elsewhere)."""
 
 
 def _file_words(path: str) -> str:
@@ -76,9 +83,14 @@ def _label(name: str) -> str:
     return label[:1].lower() + label[1:] if label[1:2].islower() else label
 
 
-def warning_in_words(text: str, gpu_names: Mapping[str, str] | None = None) -> str:
+def warning_in_words(
+    text: str,
+    gpu_names: Mapping[str, str] | None = None,
+    provider_names: Mapping[str, str] | None = None,
+) -> str:
     """One warning said for a person (see the module's description)."""
     names = gpu_names or {}
+    providers = provider_names or {}
     text = SET_FIELD.sub(
         lambda m: f"set {_label(m.group('name'))} to {m.group('value')} to count none", text
     )
@@ -94,6 +106,9 @@ def warning_in_words(text: str, gpu_names: Mapping[str, str] | None = None) -> s
         part = FEED_URL.sub(lambda m: f"the price feed at {m.group('host')}", part)
         part = ANY_FILE.sub(lambda m: _file_words(m.group(0)), part)
         part = COMMITTED.sub(lambda m: f"{m.group('years')}-year committed", part)
+        part = PROVIDER_AT.sub(
+            lambda m: m.group("lead") + providers.get(m.group("slug"), m.group("slug")), part
+        )
         part = SNAKE.sub(
             lambda m: _label(m.group(0)) if m.group(0) in FIELD_NAMES else m.group(0),
             part,
@@ -117,10 +132,13 @@ SUBJECT = re.compile(r'^(?P<kind>Workload|Option) "(?P<name>[^"]+)"')
 
 
 def warnings_grouped(
-    warnings: Iterable[str], option_names: Iterable[str], gpu_names: Mapping[str, str] | None = None
+    warnings: Iterable[str],
+    option_names: Iterable[str],
+    gpu_names: Mapping[str, str] | None = None,
+    provider_names: Mapping[str, str] | None = None,
 ) -> list[WarningGroup]:
     """The warnings in words, grouped by what they are about (a workload, an option, else the
-    scenario), in the order each subject first appears."""
+    scenario), in the order each subject first appears; GPUs and providers by their names."""
     options = sorted(option_names, key=len, reverse=True)  # the longest name first
     groups: dict[str, WarningGroup] = {}
     for text in warnings:
@@ -134,7 +152,7 @@ def warnings_grouped(
             subject = f"Option “{named}”" if named else "The scenario"
             if named:
                 rest = text[len(named) + 1 :].lstrip()
-        said = warning_in_words(rest, gpu_names)
+        said = warning_in_words(rest, gpu_names, provider_names)
         said = said[:1].upper() + said[1:]
         groups.setdefault(subject, WarningGroup(subject)).warnings.append(said)
     return list(groups.values())

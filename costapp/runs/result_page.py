@@ -17,7 +17,7 @@ from costapp.reports.risk import risk_panel
 from costapp.reports.sources import source_rows
 from costapp.reports.warning_words import warnings_grouped, warnings_split
 from costapp.runs import chart_cache
-from hardware.selectors import gpu_names
+from hardware.selectors import gpu_names, provider_names
 
 
 def result_context(
@@ -33,7 +33,7 @@ def result_context(
         if risk["figures"] is not None:
             risk["chart"] = leader_chart(risk["figures"])
     groups = warnings_grouped(
-        result["warnings"], [o["name"] for o in result["options"]], gpu_names()
+        result["warnings"], [o["name"] for o in result["options"]], gpu_names(), provider_names()
     )
     warnings_open, warnings_folded = warnings_split(groups)
     return {

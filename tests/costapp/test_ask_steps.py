@@ -15,6 +15,7 @@ from costapp.models import Question, SimulationRun
 from costapp.reports.warning_words import FIELD_NAMES
 from costapp.runs import pipeline
 from costapp.scenarios.services import scenario_update
+from hardware.selectors import provider_names
 
 from .runs_helpers import analyst
 from .test_task_names import registry
@@ -158,6 +159,10 @@ def test_a_read_only_link_of_the_questions_run_opens_on_the_answer_and_its_price
         assert code not in warnings, code
     for name in FIELD_NAMES:
         assert not re.search(rf"\b{name}\b", warnings), name
+    # a provider by its name, never its slug ("the on-demand price of lambda ... in us-east-1")
+    assert "the on-demand price of Lambda gpu_8x_h100_sxm5 in us-east-1" in warnings
+    for slug in provider_names():
+        assert f"price of {slug} " not in warnings and f"through {slug}," not in warnings, slug
     for vendor in DedicatedQuote.objects.values_list("vendor", flat=True):
         assert vendor not in page
 

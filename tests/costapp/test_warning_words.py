@@ -1,5 +1,5 @@
-"""Warnings said for a person: labels for field names, names for GPU slugs and price files, no
-format versions; names as typed; grouped by subject, the first three open and the rest folded."""
+"""Warnings said for a person: labels for field names, names for GPU slugs, providers and price
+files, no format versions; names as typed; grouped by subject, the first three open and the rest folded."""
 
 from costapp.reports.warning_words import warning_in_words, warnings_grouped, warnings_split
 
@@ -82,3 +82,28 @@ def test_no_file_path_address_or_billing_code_is_left_in_a_warning():
     assert "BM.GPU.H100.8" in fed and "p5.48xlarge" in fed  # instance names stay the seller's
     named = warning_in_words('Option "prices.csv" uses commit-1y prices.')
     assert '"prices.csv"' in named  # a name stays as its owner typed it
+
+
+def test_a_provider_is_said_by_its_name_where_a_warning_names_it():
+    providers = {"lambda": "Lambda", "azure": "Microsoft Azure", "vast": "Vast.ai"}
+    stale = warning_in_words(STALE, provider_names=providers)
+    assert "uses the on-demand price of Lambda gpu_8x_h100_sxm5 in us-east-1," in stale
+    assert "of lambda" not in stale
+    unconfirmed = warning_in_words(
+        'Option "x" uses azure Standard_ND96isr_H100_v5 in eastus, whose GPU is filed as h100-sxm '
+        "but its variant is not confirmed: the name says H100.",
+        {"h100-sxm": "H100 SXM"},
+        providers,
+    )
+    assert unconfirmed.startswith('Option "x" uses Microsoft Azure Standard_ND96isr_H100_v5 in ')
+    assert "filed as H100 SXM" in unconfirmed
+    egress = warning_in_words(
+        'Option "vast" sends 2 TB of egress a month through vast, whose egress price is unknown: '
+        "a vast amount.",
+        provider_names=providers,
+    )
+    assert "through Vast.ai, whose egress price is unknown: a vast amount." in egress
+    assert egress.startswith('Option "vast"')  # a name stays as its owner typed it
+    grouped = warnings_grouped([STALE], ["x"], provider_names=providers)
+    assert "the on-demand price of Lambda gpu_8x_h100_sxm5" in grouped[0].warnings[0]
+    assert "price of lambda" in warning_in_words(STALE)  # no names given: the slug as written
