@@ -3,6 +3,8 @@ says what to buy, why the other options lose or fail, what was left out, and how
 figures are. Tasks run in this process; the catalog is the shipped one."""
 
 import json
+import re
+from html import unescape
 
 import pytest
 
@@ -111,8 +113,11 @@ def test_a_bad_answer_shows_its_message_at_the_field_and_stores_nothing(
     errors = response.context["form"].errors
     assert field in errors and any(message in e for e in errors[field]), errors
     html = response.content.decode()
-    assert f'id="field-{field}"' in html
+    block = html[html.index(f'id="field-{field}"') :].split('id="field-')[1]  # the field's own
+    said = [unescape(e) for e in re.findall(r'<p class="error" role="alert">(.*?)</p>', block)]
+    assert any(message in e for e in said), (field, said)
     assert not Question.objects.exists() and not Scenario.objects.exists()
+    assert not SimulationRun.objects.exists()
 
 
 def test_a_viewer_asks_and_gets_a_private_answer_others_cannot_read(
