@@ -2,9 +2,12 @@
 its own size is priced again as a document of its own, the answer's sentence says what to hold of
 each layer with that document's figures, and ``simulate`` on the document gives them again."""
 
+import io
 import json
+import re
 
 import pytest
+from django.core.management import call_command
 from django.utils.html import escape
 
 from costapp.ask.answer import answer_of
@@ -118,3 +121,55 @@ def test_the_answer_page_of_a_sized_plan_shows_its_sentence_charts_and_plan(
     again = scenario_simulate(document=json.loads(plan.content))
     mine = next(o for o in again["options"] if o["name"] == "Commit and rent")
     assert mine["total_usd"] == sized["figures"]["total_usd"]
+
+
+def test_the_mix_a_question_is_answered_with_fed_to_simulate_gives_the_answers_figures(
+    client, catalog, tasks_in_process, tmp_path
+):
+    """A steady fleet of 64 H100 at 90 %, 16 of them owned: asked at ``/ask/``, the answer is the
+    mix of the owned GPUs, bought servers and on-demand rest at its best size; its plan, as the
+    answer page offers it, priced by ``manage.py simulate``, says the sentence's figures."""
+    from costapp.ask.presets import EXAMPLE_QUESTION
+    from costapp.models import Question
+
+    from .runs_helpers import analyst
+
+    user = analyst("lead")
+    client.force_login(user)
+    answers = {**EXAMPLE_QUESTION, "months": "36", "steady": "on", "steady_gpus": "64",
+               "steady_utilization": "0.9", "owned_gpus": "16", "owned_gpu": "h100-sxm",
+               "owned_usd_per_month": "6000", "commitments": []}  # fmt: skip
+    for field in ("serve", "train"):
+        answers.pop(field)
+    assert client.post("/ask/", answers).status_code == 302
+    question = Question.objects.get(owner=user)
+    sized = question.changes.get("sized")
+    assert sized, question.changes.get("recommended")  # the mix at its best size is the answer
+    page = client.get(f"/ask/{question.pk}/").content.decode()
+    plan = client.get(re.search(r'href="([^"]+)" id="plan-json"', page).group(1))
+    assert plan.status_code == 200
+    (tmp_path / "plan.json").write_bytes(plan.content)
+    out = io.StringIO()
+    call_command("simulate", str(tmp_path / "plan.json"), "--json", stdout=out)
+    priced = json.loads(out.getvalue())
+    document = json.loads(plan.content)
+    mix = next(o for o in document["options"] if o["name"] == sized["option"])
+    assert mix["type"] == "mix"
+    sizes = [layer["size"] for layer in mix["layers"]]
+    assert sizes == sized["size"] and sizes[0] == 1  # the owned GPUs, kept
+    mine = next(o for o in priced["options"] if o["name"] == mix["name"])
+    sentence = page[page.index('id="answer-sentence"') :].split("</p>")[0]
+    assert sentence.startswith(
+        'id="answer-sentence"><strong>Keep the 16 H100 SXM5 80GB already owned, buy '
+        f"{sizes[1]} server{'s' * (sizes[1] != 1)} of 8 H100 SXM5 80GB, rent the rest on demand"
+    ), sentence
+    assert (
+        f": ${mine['total_usd']:,.0f} over the 36 months (P10–P90 ${mine['p10_usd']:,.0f}–"
+        f"${mine['p90_usd']:,.0f}; in the worst tenth of futures ${mine['tail_npv_usd']:,.0f} in "
+        f"NPV), {mine['savings_vs_baseline_pct']:.1f} % below renting everything on demand."
+    ) in sentence
+    figures = page[page.index('id="answer-figures"') :].split("</ul>")[0]
+    assert f"Total over the horizon: <strong>${mine['total_usd']:,.0f}</strong>" in figures
+    assert f"Net present value: <strong>${mine['npv_usd']:,.0f}</strong>" in figures
+    for field in ("total_usd", "npv_usd", "p10_usd", "p90_usd", "tail_npv_usd"):
+        assert mine[field] == sized["figures"][field], field
