@@ -60,6 +60,30 @@ def _size_words(
     return f"Buy the tokens by the million from {role['words'].split(' from ')[-1]}"
 
 
+def against_renting(saving_pct: float) -> str:
+    """``, 45.1 % below renting everything on demand`` (``above`` when it costs more)."""
+    side = "below" if saving_pct >= 0 else "above"
+    return f", {percent_text(abs(saving_pct), share=False)} {side} renting everything on demand"
+
+
+def _committed_tail(option: dict[str, Any], role: dict[str, Any], inputs: dict[str, Any]) -> str:
+    """What a commitment does not hold of the training, in words: a run needing more GPUs at once
+    than it commits to does not run on them at all (format 1.3: the whole run is overflow, rented
+    on demand), so the sentence never lets it pass for a fleet that does the work; otherwise the
+    training beyond the committed GPUs is rented by the hour."""
+    if not role.get("family", "").startswith("committed"):
+        return ""
+    training = [w for w in inputs["workloads"] if w["type"] == "training"]
+    gpus = option.get("provisioned_gpus") or 0
+    larger = [w for w in training if (w.get("cluster_gpus") or 0) > gpus]
+    if larger:
+        w = larger[0]
+        return (f" (fewer than the {w['cluster_gpus']:,} GPUs a run of “{w['name']}” needs at "
+                "once, so no run fits on them: every run is rented on demand beyond them, as "
+                "overflow)")  # fmt: skip
+    return " and rent the training beyond them by the hour" if training else ""
+
+
 def infeasible_reason(option: dict[str, Any], role: dict[str, Any], inputs: dict[str, Any]) -> str:
     """Why an infeasible option does not do the work, and what would fix it, in words."""
     training = [w for w in inputs["workloads"] if w["type"] == "training"]
@@ -118,15 +142,11 @@ def answer_of(
     words = _size_words(best, role, inputs, notes.get("gpu_names", {}))
     if role.get("where"):
         words += f", from {role['where']}"
-    if role["family"].startswith("committed") and any(
-        w["type"] == "training" for w in inputs["workloads"]
-    ):
-        words += " and rent the fine-tune beyond them by the hour"
+    words += _committed_tail(best, role, inputs)
     sentence = f"{words}: {money(best['total_usd'])} over the {horizon} months{_spread(best)}"
     baseline = result["baseline"]
     if cheapest != baseline and best.get("savings_vs_baseline_pct") is not None:
-        saving = percent_text(best["savings_vs_baseline_pct"], share=False)
-        sentence += f", {saving} below renting everything on demand"
+        sentence += against_renting(best["savings_vs_baseline_pct"])
         if best.get("break_even_month"):
             sentence += f"; it pays back in month {best['break_even_month']:.0f}"
     sentence += "."
@@ -230,13 +250,11 @@ def _sized_answer(
         words = _size_words(best, role, inputs, gpu_names)
         if role.get("where"):
             words += f", from {role['where']}"
+        words += _committed_tail(best, role, inputs)
     horizon = inputs["horizon_months"]
     sentence = f"{words}: {money(best['total_usd'])} over the {horizon} months{_spread(best)}"
     if best.get("savings_vs_baseline_pct") is not None and name != result["baseline"]:
-        saving = best["savings_vs_baseline_pct"]
-        side = "below" if saving >= 0 else "above"
-        sentence += (f", {percent_text(abs(saving), share=False)} {side} renting everything "
-                     "on demand")  # fmt: skip
+        sentence += against_renting(best["savings_vs_baseline_pct"])
     sentence += "."
     ranked = sorted(
         (o for o in result["options"] if o["feasible"] and o["name"] != name),
