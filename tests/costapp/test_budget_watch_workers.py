@@ -16,14 +16,12 @@ from costapp.runs import pipeline
 from costapp.watch.services import watch_create
 from hardware.management.commands.load_catalog import SKYPILOT_DIR
 from hardware.refresh import price_refresh
-from tests.tco.helpers import scenario
 
-from .factories import ScenarioFactory
 from .runs_helpers import analyst
+from .test_budget_watch import plan_on_an_offer
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
-OFFER = {"provider": "lambda", "instance": "gpu_8x_h100_sxm5", "region": "europe-central-1"}
 REPRICED = re.compile(r"Task costapp\.watch_reprice\[[^\]]+\] succeeded in [0-9.e-]+s: (\d+)")
 
 
@@ -66,21 +64,15 @@ def test_a_refresh_on_the_workers_prices_a_watched_plan_once_and_mails_it_once(
     owner = analyst("lead")
     owner.email = "lead@example.com"
     owner.save()
-    document = scenario("serve-70b-host-or-api")
-    option = document["options"][0]
-    option.pop("usd_per_gpu_hour")
-    option["offer"] = OFFER
-    saved = ScenarioFactory(owner=owner, name="Serve 70B", document=document)
+    saved, option = plan_on_an_offer(owner)
     first = pipeline.run_create(scenario=saved)
     wait_for(
         lambda: SimulationRun.objects.get(pk=first.pk).status == "succeeded",
         120,
         "the watched plan's first run did not succeed on the workers",
     )
-    watch = watch_create(owner=owner, scenario=saved, option=option["name"], budget_usd="1000000")
-    old_total = next(
-        o["total_usd"] for o in watch.run.result["options"] if o["name"] == option["name"]
-    )
+    watch = watch_create(owner=owner, scenario=saved, option=option, budget_usd="1000000")
+    old_total = next(o["total_usd"] for o in watch.run.result["options"] if o["name"] == option)
 
     refreshed = price_refresh(
         source="skypilot",
@@ -98,9 +90,7 @@ def test_a_refresh_on_the_workers_prices_a_watched_plan_once_and_mails_it_once(
     assert event.old_run_id == first.pk and event.new_run_id not in (None, first.pk)
     assert event.old_total_usd == Decimal(str(old_total)).quantize(Decimal("0.01"))
     new_run = SimulationRun.objects.get(pk=event.new_run_id)
-    new_total = next(
-        o["total_usd"] for o in new_run.result["options"] if o["name"] == option["name"]
-    )
+    new_total = next(o["total_usd"] for o in new_run.result["options"] if o["name"] == option)
     assert event.new_total_usd == Decimal(str(new_total)).quantize(Decimal("0.01"))
     assert event.new_total_usd > event.old_total_usd  # $26.00 an hour instead of $23.92
     (message,) = wait_for(lambda: list(mail.iterdir()), 30, "no e-mail was written")

@@ -4,61 +4,22 @@ with that Redis stopped it says the broker is down at once; started again on the
 says ok again as soon as the worker, reconnected, answers on it: never kept down by what it saw
 before, and never ok on what the worker said before the broker went down."""
 
-import shutil
-import subprocess
 import time
 import uuid
 
 import pytest
-import redis
 from django.test import override_settings
 
 from costapp import health
 from tests.conftest import start_celery_worker, stop_celery_worker
 
-from .test_faults_services import free_port
+from .test_faults_services import OwnRedis
 
 pytestmark = pytest.mark.services
 
 RECOVERY_LIMIT_S = 20.0
 """How soon after the broker answers again ``/healthz`` must say ok [s]: the worker reconnects
 first (Celery tries again every few seconds), then one question of the report's finds it."""
-
-
-class OwnRedis:
-    """A redis-server of the test's own on one port, stopped and started again on it."""
-
-    def __init__(self) -> None:
-        self.server = shutil.which("redis-server")
-        if self.server is None:
-            pytest.fail("this test needs redis-server (apt-get install redis-server)")
-        self.port = free_port()
-        self.url = f"redis://127.0.0.1:{self.port}/0"
-        self.process: subprocess.Popen | None = None
-
-    def start(self) -> None:
-        self.process = subprocess.Popen(
-            [
-                str(self.server),
-                *("--port", str(self.port), "--bind", "127.0.0.1"),
-                *("--save", "", "--appendonly", "no"),
-            ],
-            stdout=subprocess.DEVNULL,
-        )
-        client = redis.Redis.from_url(self.url, socket_connect_timeout=1)
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                client.ping()
-                return
-            except redis.ConnectionError:
-                assert time.monotonic() < deadline, "the redis-server did not answer in 10 s"
-                time.sleep(0.05)
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            self.process.wait(timeout=10)
 
 
 @pytest.fixture
