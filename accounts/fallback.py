@@ -10,10 +10,27 @@ outage, and again when Redis answers.
 
 import logging
 import threading
+from typing import Any
 
 from django.core.cache.backends.locmem import LocMemCache
 
 logger = logging.getLogger(__name__)
+
+_scripts: dict[tuple[int, str], Any] = {}
+
+
+def redis_script(cache: Any, source: str) -> Any:
+    """The Lua script ``source`` registered on ``cache``'s Redis client (once per client);
+    ``None`` when the cache is not Redis."""
+    client_of = getattr(cache, "redis_client", None)
+    if client_of is None:
+        return None
+    client = client_of()
+    key = (id(client), source)
+    script = _scripts.get(key)
+    if script is None:
+        script = _scripts[key] = client.register_script(source)
+    return script
 
 
 class LocalFallback:

@@ -25,7 +25,6 @@ import secrets
 import time
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
@@ -33,7 +32,7 @@ from django.db import transaction
 from django.utils import timezone
 from redis import RedisError
 
-from .fallback import LocalFallback
+from .fallback import LocalFallback, redis_script
 from .models import SignInLog
 
 KEY_PREFIX = "sign-in-failures"
@@ -62,7 +61,6 @@ for _, key in ipairs(KEYS) do
 end
 return '0'
 """
-_scripts: dict[int, Any] = {}
 FALLBACK = LocalFallback("failed sign-ins", instead="in the database")
 
 
@@ -113,18 +111,6 @@ def _keys(username: str, remote_addr: str | None) -> list[tuple[str, int]]:
             settings.SIGN_IN_FAILURES_PER_ADDRESS,
         ),
     ]
-
-
-def _redis_script() -> Any:
-    """The registered script on the cache's Redis client; ``None`` when the cache is not Redis."""
-    client_of = getattr(cache, "redis_client", None)
-    if client_of is None:
-        return None
-    client = client_of()
-    script = _scripts.get(id(client))
-    if script is None:
-        script = _scripts[id(client)] = client.register_script(BEGIN)
-    return script
 
 
 @dataclass
@@ -194,7 +180,7 @@ def attempt_begin(*, username: str, remote_addr: str | None) -> Attempt:
     member = secrets.token_hex(8)
     keyed = _keys(username, remote_addr)
     keys = [key for key, _limit in keyed]
-    script = _redis_script()
+    script = redis_script(cache, BEGIN)
     if script is not None:
         try:
             wait = float(

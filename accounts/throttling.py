@@ -15,13 +15,13 @@ the budget holds per process, and the API keeps answering.
 from __future__ import annotations
 
 import secrets
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from redis import RedisError
 from rest_framework.throttling import SimpleRateThrottle
 
-from .fallback import LocalFallback
+from .fallback import LocalFallback, redis_script
 
 # DRF's sliding log, kept in Redis as a sorted set and checked in one round trip: drop the times
 # at or before now - window; refuse when as many as the limit remain (answering how many, and
@@ -38,20 +38,7 @@ redis.call('ZADD', key, now, ARGV[4])
 redis.call('EXPIRE', key, math.ceil(window))
 return {1, count + 1, '0'}
 """
-_scripts: dict[int, Any] = {}
 FALLBACK = LocalFallback("API requests per token")
-
-
-def _sliding_log(cache: Any) -> Any:
-    """The registered script on ``cache``'s Redis client; ``None`` when the cache is not Redis."""
-    client_of = getattr(cache, "redis_client", None)
-    if client_of is None:
-        return None
-    client = client_of()
-    script = _scripts.get(id(client))
-    if script is None:
-        script = _scripts[id(client)] = client.register_script(SLIDING_LOG)
-    return script
 
 
 if TYPE_CHECKING:  # rest_framework.views reads the settings that name this module
@@ -75,7 +62,7 @@ class TokenRateThrottle(SimpleRateThrottle):
         self.rate = self.get_rate()
         self.num_requests, self.duration = self.parse_rate(self.rate)
         self.window: tuple[int, float] | None = None
-        script = _sliding_log(self.cache) if self.rate is not None else None
+        script = redis_script(self.cache, SLIDING_LOG) if self.rate is not None else None
         if script is None:  # not Redis: DRF's list in the cache (read, then written back)
             return super().allow_request(request, view)
         self.key = self.get_cache_key(request, view)

@@ -34,6 +34,17 @@ BROKER_ERRORS: tuple[type[Exception], ...] = (RedisError, BrokerOperationalError
 SERVICE_ERRORS: tuple[type[Exception], ...] = DATABASE_ERRORS + BROKER_ERRORS
 """Every error that means a service is down, not that the request or the code is wrong."""
 
+LOCK_NOT_AVAILABLE = "55P03"
+"""PostgreSQL's SQLSTATE of a lock not taken within ``lock_timeout``."""
+
+
+def lock_not_taken(exc: BaseException) -> bool:
+    """Whether ``exc`` is a lock the database gave up waiting for (another session holds the
+    row: busy, or frozen until the server ends its session), not the database down."""
+    cause = exc.__cause__ if isinstance(exc, DatabaseOperationalError) else None
+    return getattr(cause, "sqlstate", None) == LOCK_NOT_AVAILABLE
+
+
 RETRY_AFTER_S = 30
 """What ``Retry-After`` says when a service is down [s]."""
 

@@ -82,9 +82,12 @@ def _workers(broker: dict[str, str]) -> dict[str, Any]:
     if not settings.REDIS_URL:
         return {"status": "ok", "kind": "in-process"}
     queue = run_queue()
-    if broker["status"] != "ok":
-        return {"status": "down", "queue": queue, "workers": 0, "error": "the broker is down"}
     key = f"{settings.REDIS_URL} {queue}"
+    if broker["status"] != "ok":  # what the workers said before is forgotten: they are
+        # cut off too, and answer again only once they have reconnected
+        with _workers_lock:
+            _workers_seen.pop(key, None)
+        return {"status": "down", "queue": queue, "workers": 0, "error": "the broker is down"}
     now = time.monotonic()
     with _workers_lock:
         seen = _workers_seen.get(key)

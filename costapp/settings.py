@@ -271,6 +271,17 @@ CELERY_BEAT_SCHEDULE["watch-reprice"] = {
     "schedule": env.float("WATCH_REPRICE_S", default=86_400.0),
 }
 CELERY_BEAT_SCHEDULE["watch-settle"] = {"task": "costapp.watch_settle", "schedule": 60.0}
+# E-mail (the budget watch's events), through Django's mail settings: written to the log by
+# default (the console backend); SMTP with EMAIL_HOST and the rest; the file backend writes each
+# message into EMAIL_FILE_PATH.
+EMAIL_BACKEND = env.str("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
+EMAIL_HOST = env.str("EMAIL_HOST", default="localhost")
+EMAIL_PORT = env.int("EMAIL_PORT", default=25)
+EMAIL_HOST_USER = env.str("EMAIL_HOST_USER", default="")
+EMAIL_HOST_PASSWORD = env.str("EMAIL_HOST_PASSWORD", default="")
+EMAIL_USE_TLS = env.bool("EMAIL_USE_TLS", default=False)
+EMAIL_FILE_PATH = env.str("EMAIL_FILE_PATH", default=str(BASE_DIR / "sent-mail"))
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="GPU TCO <gpu-tco@localhost>")
 CELERY_BEAT_SCHEDULE["runs-requeue-stale"] = {
     "task": "costapp.runs_requeue_stale",
     "schedule": float(RUN_STALE_CHECK_S),

@@ -80,16 +80,11 @@ def level_of(*, flagged: bool, concerns: int) -> str:
     return MEDIUM if concerns else HIGH
 
 
-def confidence_of(
-    *,
-    stated_on: date | None,
-    flag: str,
-    provider_kind: str,
-    egress_known: bool,
-    gpu_confirmed: bool,
-    today: date | None = None,
-) -> PriceConfidence:
-    """The confidence of a price from its plain facts (module docstring)."""
+def _age_judged(
+    stated_on: date | None, flag: str, today: date | None
+) -> tuple[date, int, list[str], list[str]]:
+    """The day judged on, the age limit [days] (``PRICE_STALE_DAYS``), and a price's concerns
+    and short words from its flag and age: unknown age, or stale beyond the limit."""
     today = today or timezone.localdate()
     limit = int(settings.PRICE_STALE_DAYS)
     concerns: list[str] = []
@@ -102,6 +97,20 @@ def confidence_of(
             f"stated {(today - stated_on).days} days ago, beyond the {limit}-day limit (stale)"
         )
         short.append("stale")
+    return today, limit, concerns, short
+
+
+def confidence_of(
+    *,
+    stated_on: date | None,
+    flag: str,
+    provider_kind: str,
+    egress_known: bool,
+    gpu_confirmed: bool,
+    today: date | None = None,
+) -> PriceConfidence:
+    """The confidence of a price from its plain facts (module docstring)."""
+    today, limit, concerns, short = _age_judged(stated_on, flag, today)
     if provider_kind == ProviderKind.MARKETPLACE:
         concerns.append("a marketplace listing, not a provider's list price")
         short.append("marketplace")
@@ -147,18 +156,7 @@ def token_price_confidence_of(
 ) -> PriceConfidence:
     """The confidence of a hosted model's token price from its plain facts: its age and its
     flag (a price by the token has no egress, marketplace host or GPU variant to weigh)."""
-    today = today or timezone.localdate()
-    limit = int(settings.PRICE_STALE_DAYS)
-    concerns: list[str] = []
-    short: list[str] = ["flagged"] if flag else []
-    if stated_on is None:
-        concerns.append("stated on no known day (unknown age)")
-        short.append("unknown age")
-    elif stated_on < stale_before(today):
-        concerns.append(
-            f"stated {(today - stated_on).days} days ago, beyond the {limit}-day limit (stale)"
-        )
-        short.append("stale")
+    today, limit, concerns, short = _age_judged(stated_on, flag, today)
     level = level_of(flagged=bool(flag), concerns=len(concerns))
     reasons = ([f"flagged: {flag}"] if flag else []) + concerns
     if level == HIGH and stated_on is not None:

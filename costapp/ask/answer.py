@@ -165,22 +165,32 @@ def answer_of(
         priced = sum(1 for o in result["options"] if o["feasible"])
         sentence += (f" Renting on demand is the cheapest of the {priced} options the catalog can "
                      "price that do all the work.")  # fmt: skip
+    runner_up, figures = key_figures(result, best)
+    return {"sentence": sentence, "figures": figures, "infeasible": infeasible,
+            "recommended": cheapest, "runner_up": runner_up,
+            "rests_on": rests_on(inputs, cheapest, roles)}  # fmt: skip
+
+
+def key_figures(
+    result: dict[str, Any], best: dict[str, Any]
+) -> tuple[str | None, list[tuple[str, str]]]:
+    """The recommended option's key figures (total, NPV, all-in cost per million tokens where it
+    serves) and the runner-up: the feasible option of lowest NPV after it, with the gap."""
     ranked = sorted(
-        (o for o in result["options"] if o["feasible"] and o["name"] != cheapest),
+        (o for o in result["options"] if o["feasible"] and o["name"] != best["name"]),
         key=lambda o: o["npv_usd"],
     )
-    runner_up = ranked[0]["name"] if ranked else None
+    runner_up = ranked[0] if ranked else None
     figures = [("Total over the horizon", money(best["total_usd"])),
                ("Net present value", money(best["npv_usd"]))]  # fmt: skip
     if best.get("all_in_usd_per_million_tokens") is not None:
         figures.append(("All-in cost per million tokens served",
                         usd_rate(best["all_in_usd_per_million_tokens"])))  # fmt: skip
-    if runner_up:
-        gap = options[runner_up]["npv_usd"] - best["npv_usd"]
-        figures.append((f"Ahead of the runner-up, {runner_up}", f"{money(gap)} in NPV"))
-    return {"sentence": sentence, "figures": figures, "infeasible": infeasible,
-            "recommended": cheapest, "runner_up": runner_up,
-            "rests_on": rests_on(inputs, cheapest, roles)}  # fmt: skip
+    if runner_up is None:
+        return None, figures
+    gap = runner_up["npv_usd"] - best["npv_usd"]
+    figures.append((f"Ahead of the runner-up, {runner_up['name']}", f"{money(gap)} in NPV"))
+    return runner_up["name"], figures
 
 
 def _spread(best: dict[str, Any]) -> str:
@@ -256,19 +266,7 @@ def _sized_answer(
     if best.get("savings_vs_baseline_pct") is not None and name != result["baseline"]:
         sentence += against_renting(best["savings_vs_baseline_pct"])
     sentence += "."
-    ranked = sorted(
-        (o for o in result["options"] if o["feasible"] and o["name"] != name),
-        key=lambda o: o["npv_usd"],
-    )
-    runner_up = ranked[0]["name"] if ranked else None
-    figures = [("Total over the horizon", money(best["total_usd"])),
-               ("Net present value", money(best["npv_usd"]))]  # fmt: skip
-    if best.get("all_in_usd_per_million_tokens") is not None:
-        figures.append(("All-in cost per million tokens served",
-                        usd_rate(best["all_in_usd_per_million_tokens"])))  # fmt: skip
-    if runner_up:
-        gap = {o["name"]: o for o in result["options"]}[runner_up]["npv_usd"] - best["npv_usd"]
-        figures.append((f"Ahead of the runner-up, {runner_up}", f"{money(gap)} in NPV"))
+    runner_up, figures = key_figures(result, best)
     infeasible = [
         {"name": o["name"], "why": infeasible_reason(o, roles.get(o["name"], {"family": ""}),
                                                      result["inputs"])}

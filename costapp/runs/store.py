@@ -164,6 +164,25 @@ def payload_keep(*, run_id: int, kind: str, unit: int, payload: bytes) -> bytes:
     return b""
 
 
+def payloads_waiting_s(*, run_id: int, units: list[tuple[str, int]]) -> list[float | None]:
+    """For each unit, how long ago its result was last kept [s] (its remaining lifetime tells),
+    None where Redis holds none (or without Redis)."""
+    if not settings.REDIS_URL or not units:
+        return []
+    pipe = _redis().pipeline(transaction=False)
+    for kind, unit in units:
+        pipe.ttl(_payload_key(run_id, kind, unit))
+    return [None if ttl < 0 else float(BLOCK_PAYLOAD_TTL_S - ttl) for ttl in pipe.execute()]
+
+
+def payloads_touch(*, run_id: int, units: list[tuple[str, int]]) -> None:
+    """Start the units' results' lifetime again, as if kept now."""
+    pipe = _redis().pipeline(transaction=False)
+    for kind, unit in units:
+        pipe.expire(_payload_key(run_id, kind, unit), BLOCK_PAYLOAD_TTL_S)
+    pipe.execute()
+
+
 def payloads_fetch(
     *, run_id: int, rows: list[tuple[str, int, bytes | memoryview]]
 ) -> dict[tuple[str, int], bytes | None]:

@@ -13,13 +13,15 @@ wrong) is retried: each wait is drawn at random up to a bound that doubles from 
 time, never its result. The pipeline lets those errors through instead of failing the run.
 """
 
+import random
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
 from celery import shared_task
 from django.conf import settings
 
-from costapp.faults import SERVICE_ERRORS
+from costapp.faults import SERVICE_ERRORS, lock_not_taken
 from costapp.runs import pipeline, requeue, store
 
 RETRY_MAX = 12
@@ -36,28 +38,52 @@ RETRIED: dict[str, Any] = {
 }
 """The retry options of every task of the pipeline."""
 
+LOCK_RETRY_S = (0.5, 2.0)
+"""The wait before a task tries again a lock it could not take, drawn in this range [s]."""
+LOCK_RETRY_MAX = 40
+"""Tries after the first of a task that meets locks it cannot take (each spends
+``WORKER_LOCK_TIMEOUT_S`` waiting: minutes in all, past the frozen session's end)."""
 
-@shared_task(name=store.RUN_EXECUTE_TASK, acks_late=True, ignore_result=True, **RETRIED)
-def run_execute_task(run_id: int) -> None:
+
+def _locks_retried(task: Any, step: Callable[[], None]) -> None:
+    """Run ``step``; a lock not taken in time is tried again soon (:data:`LOCK_RETRY_S`)."""
+    try:
+        step()
+    except SERVICE_ERRORS as exc:
+        if not lock_not_taken(exc):
+            raise
+        wait = random.uniform(*LOCK_RETRY_S)  # noqa: S311 (spreading retries, not a secret)
+        raise task.retry(exc=exc, countdown=wait, max_retries=LOCK_RETRY_MAX) from exc
+
+
+@shared_task(name=store.RUN_EXECUTE_TASK, bind=True, acks_late=True, ignore_result=True, **RETRIED)
+def run_execute_task(self: Any, run_id: int) -> None:
     """Start (or restart) a run: publish the block tasks it still lacks."""
-    pipeline.run_execute(run_id=run_id)
+    _locks_retried(self, lambda: pipeline.run_execute(run_id=run_id))
 
 
 @shared_task(name=store.RUN_BLOCK_TASK, bind=True, acks_late=True, ignore_result=True, **RETRIED)
 def run_block_task(self: Any, run_id: int, kind: str, unit: int) -> None:
     """Compute and store one unit of blocks of a run (and merge it when it lands the last one:
     the claim is the task's id, so the same message delivered again takes it over at once)."""
-    pipeline.run_block_execute(run_id=run_id, kind=kind, unit=unit, task_id=self.request.id)
+    _locks_retried(
+        self,
+        lambda: pipeline.run_block_execute(
+            run_id=run_id, kind=kind, unit=unit, task_id=self.request.id
+        ),
+    )
 
 
 @shared_task(name=store.RUN_MERGE_TASK, bind=True, acks_late=True, ignore_result=True, **RETRIED)
 def run_merge_task(self: Any, run_id: int) -> None:
     """Merge a run's stored blocks into its result (the claim under the task's id)."""
-    pipeline.run_merge(run_id=run_id, owner=self.request.id)
+    _locks_retried(self, lambda: pipeline.run_merge(run_id=run_id, owner=self.request.id))
 
 
 @shared_task(name=store.RUNS_REQUEUE_STALE_TASK, acks_late=True, ignore_result=True)
 def runs_requeue_stale_task() -> None:
-    """Beat: requeue the runs that show no sign of life (their worker died); beat sends it again
-    every minute, so a failure is not retried."""
+    """Beat: requeue the runs that show no sign of life (their worker died), and the units kept
+    but never recorded (their worker froze); beat sends it again every ``RUN_STALE_CHECK_S``, so
+    a failure is not retried."""
     requeue.runs_requeue_stale(stale_after=timedelta(seconds=settings.RUN_STALE_AFTER_S))
+    requeue.units_requeue_unrecorded()

@@ -11,7 +11,7 @@ may choose the GPU table shipped with the project instead of the catalog, and th
 """
 
 from collections.abc import Iterable
-from datetime import date
+from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Protocol
@@ -187,6 +187,24 @@ def offer_terms(*, provider: str, instance: str, region: str) -> OfferTerms | No
             prices={p.billing: price_standing_of(p) for p in prices},
         ),
     )
+
+
+def offer_price_then(
+    *, provider: str, instance: str, region: str, billing: str, moment: datetime
+) -> float | None:
+    """An offer's price of a GPU-hour for ``billing`` as the catalog stood at ``moment`` (a
+    run's creation, say) [USD/GPU-h]; None when it had none then."""
+    price = (
+        catalog.current_prices(as_of=moment)
+        .filter(
+            offer__provider__slug=provider,
+            offer__instance_type=instance,
+            region__code=region,
+            billing=billing,
+        )
+        .first()
+    )
+    return None if price is None else float(price.usd_per_gpu_hour)
 
 
 def _standing(quote: DedicatedQuote | PurchaseQuote) -> QuoteStanding:

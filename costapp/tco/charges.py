@@ -4,12 +4,16 @@ what a forward plan in a cost and usage format is made of.
 - The cost categories of the option (``CATEGORIES``), each ``(H + 1,)`` [USD/month], exactly the
   breakdown :func:`.core.plan_cost` gives on that path, so their sum over the months is the
   option's ``total_usd`` on it.
-- The price of a GPU-hour in each month where the charge is hourly (rented compute at the trended
-  rate and spot's overhead; a commitment's overflow at the trended on-demand rate), and the
-  on-demand price of the same hour where the option knows it (the list price of the work).
-- A committed cloud option's commitment: its GPU-hours held each month (``C × hours``), the hours
-  of them the work uses (``supply_o − over(C)``, as :mod:`.risk` counts them), and the committed
-  charge (``C × hours × rate`` at the renewed rate), months ``1 … H``.
+- The compute billed by the hour and the price of such a GPU-hour in each month (rented compute
+  at the trended rate and spot's overhead; a commitment's overflow at the trended on-demand
+  rate; a mix's ``rest``), and the on-demand price of the same hour where it is known (the list
+  price of the work): on-demand its own, a commitment's overflow its on-demand rate, spot the
+  on-demand price the caller gives for it (the document states none), trended alike.
+- Each commitment: a committed cloud option's, and each committed layer's of a ``mix`` held
+  above 0: its GPU-hours held each month (``C × hours``), the hours of them the work uses
+  (``supply_o − over(C)`` for an option alone, the hours the layer serves in a mix, as
+  :mod:`.risk` counts them), the committed charge (``C × hours × rate`` at the renewed rate),
+  months ``1 … H``, and its upfront payments at each term's start.
 
 A path is named by its position in the run (block ``path // BLOCK_PATHS``, then its place in the
 block): its draws are :func:`.montecarlo.block_draws` of that block, so the same document and seed
@@ -21,6 +25,7 @@ result's ``p50_usd``/``p90_usd`` interpolate at).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,40 +35,53 @@ from .cloud import CloudRates, committed_base_usd
 from .core import CATEGORIES, Futures, OptionPlan, PathDemand, Plan, plan_cost
 from .dedicated import DedicatedRates
 from .finance import trend_factor
+from .mix import MixTerms, _rest_costs, mix_service
 from .montecarlo import BLOCK_PATHS, DISTRIBUTIONS, block_count, block_draws
 from .on_prem import OnPremRates
-from .risk import _option_used
+from .risk import _layer_used, _option_used
 
 Array = NDArray[np.float64]
 
 
 @dataclass(frozen=True, eq=False)
 class CommitmentMonths:
-    """A committed cloud option's commitment, month by month (``(H + 1,)``, month 0 zero)."""
+    """A commitment, month by month (``(H + 1,)``, month 0 zero but for its upfront): a
+    committed cloud option's, or one committed layer's of a ``mix``."""
 
+    name: str  # the option's name, or the layer's (the member option it holds)
+    layer: int | None  # the layer's index in the mix; None for a committed option alone
     committed_gpus: int
     term_months: int
     held_gpu_hours: Array  # C × hours in months 1 … H [GPU-h/month]
     used_gpu_hours: Array  # of those, the hours the work uses [GPU-h/month]
     committed_usd: Array  # the committed charge at the renewed rate [USD/month]
+    upfront_usd: Array  # its upfront payments, at each term's start [USD/month]
+    list_usd: Array | None  # the on-demand price of a GPU-hour per month, where known
 
 
 @dataclass(frozen=True, eq=False)
 class OptionCharges:
-    """One option's charges on one path (or the document's own values)."""
+    """One option's charges on one path (or the document's own values).
+
+    The ``compute`` category is, month by month, its commitments' ``committed_usd``, then
+    ``hourly_compute_usd`` (the GPU-hours billed by the hour: on-demand or spot work, a
+    commitment's overflow, a mix's ``rest``) at ``hourly_usd`` a GPU-hour, then what is left
+    (servers rented by the month: a dedicated option, a mix's dedicated layer)."""
 
     name: str
     type: str
-    billing: str | None  # a cloud option's billing, else None
+    billing: str | None  # a cloud option's billing (a mix's: its rest's), else None
     horizon_months: int
     categories: dict[str, Array]  # category -> (H + 1,) [USD/month], every category
     total_usd: float  # the sum of every category over months 0 … H [USD]
-    hourly_usd: Array | None  # the price of a compute GPU-hour per month [USD/GPU-h]
+    hourly_usd: Array | None  # the price of a compute GPU-hour billed by the hour [USD/GPU-h]
     list_usd: Array | None  # the on-demand price of that GPU-hour per month, where known
+    hourly_compute_usd: Array  # the compute billed by the hour [USD/month]
+    rest: str | None  # a mix's rest: the option its hours are rented as
     burst_usd_per_gpu_hour: float | None  # dedicated and on-prem: work beyond the servers
     bridge_usd_per_gpu_hour: float | None  # on-prem: work before the servers serve
     lead_time_months: int  # on-prem: months before service; 0 elsewhere
-    commitment: CommitmentMonths | None
+    commitments: tuple[CommitmentMonths, ...]
 
 
 def path_futures(simulation: dict[str, object], path: int) -> Futures:
@@ -117,10 +135,71 @@ def _first(values: Array | None, default: float) -> float:
     return default if values is None else float(values[0])
 
 
-def option_charges(plan: Plan, index: int, futures: Futures | None = None) -> OptionCharges:
+def _demand(plan: Plan, futures: Futures) -> PathDemand:
+    multiplier = futures.demand_multiplier
+    bound = 1.0 if multiplier is None else float(np.max(np.abs(multiplier), initial=0.0))
+    return PathDemand(multiplier, 1, plan.horizon_months, bound)
+
+
+def _trend(rates: CloudRates, futures: Futures, horizon: int) -> Array:
+    c = _first(futures.cloud_price_change_per_year, rates.price_change_per_year)
+    return _one(trend_factor(c, horizon))
+
+
+def _commitment(
+    name: str,
+    layer: int | None,
+    rates: CloudRates,
+    used: Array,
+    upfront: Array,
+    futures: Futures,
+    plan: Plan,
+) -> CommitmentMonths:
+    """A commitment's months, ``used`` the hours the work uses of it [GPU-h/month]."""
+    horizon, hours = plan.horizon_months, plan.hours_per_month
+    c = _first(futures.cloud_price_change_per_year, rates.price_change_per_year)
+    base = _one(
+        committed_base_usd(
+            rates.committed_gpus, hours, rates.usd_per_gpu_hour, c, rates.term_months, horizon
+        )
+    )
+    held = np.full(horizon + 1, rates.committed_gpus * hours)
+    held[0] = 0.0
+    used = np.clip(_one(np.broadcast_to(used, (1, horizon + 1))), 0.0, held)
+    od = rates.on_demand_usd_per_gpu_hour
+    listed = None if od is None else od * _trend(rates, futures, horizon)
+    return CommitmentMonths(
+        name, layer, rates.committed_gpus, rates.term_months, held, used, base, upfront, listed
+    )
+
+
+def _rented(
+    rates: CloudRates, futures: Futures, horizon: int, on_demand: float | None
+) -> tuple[Array, Array | None]:
+    """A rented GPU-hour's price per month, and its on-demand price where known: on-demand
+    its own, spot ``on_demand`` (the on-demand price of the same work) [USD/GPU-h]."""
+    k = _trend(rates, futures, horizon)
+    overhead = 0.0
+    if rates.billing == "spot":
+        overhead = _first(futures.interruption_overhead, rates.interruption_overhead)
+    hourly = rates.usd_per_gpu_hour * k * (1.0 + overhead)
+    if rates.billing == "on_demand":
+        return hourly, hourly
+    return hourly, None if on_demand is None else on_demand * k
+
+
+def option_charges(
+    plan: Plan,
+    index: int,
+    futures: Futures | None = None,
+    on_demand_usd_per_gpu_hour: Mapping[str, float] | None = None,
+) -> OptionCharges:
     """Option ``index``'s charges on ``futures`` (one path; the document's own values when
-    None)."""
+    None). ``on_demand_usd_per_gpu_hour``: by option name, the on-demand price of a GPU-hour of
+    the spot options (alone, or a mix's ``rest``), which the document does not state
+    [USD/GPU-h]; a spot option not in it has no list price here."""
     futures = futures or Futures()
+    on_demand = on_demand_usd_per_gpu_hour or {}
     alone = _alone(plan, index)
     costs = plan_cost(alone, futures, 1, categories=True)
     assert costs.breakdown_usd is not None
@@ -128,49 +207,35 @@ def option_charges(plan: Plan, index: int, futures: Futures | None = None) -> Op
     option: OptionPlan = plan.options[index]
     rates = option.rates
     horizon = plan.horizon_months
-    hours = plan.hours_per_month
     hourly: Array | None = None
     listed: Array | None = None
-    commitment: CommitmentMonths | None = None
+    by_hour = np.zeros(horizon + 1)
+    commitments: list[CommitmentMonths] = []
     billing: str | None = None
     if isinstance(rates, CloudRates):
         billing = rates.billing
-        c = _first(futures.cloud_price_change_per_year, rates.price_change_per_year)
-        k = _one(trend_factor(c, horizon))
-        if rates.billing == "committed" and rates.committed_gpus > 0:
-            base = _one(
-                committed_base_usd(
-                    rates.committed_gpus,
-                    hours,
-                    rates.usd_per_gpu_hour,
-                    c,
-                    rates.term_months,
-                    horizon,
+        if rates.billing == "committed":
+            if rates.committed_gpus > 0:
+                used = _option_used(option, rates, _demand(plan, futures), plan.hours_per_month)
+                commitments.append(
+                    _commitment(
+                        option.name, None, rates, used, categories["upfront"], futures, plan
+                    )
                 )
-            )
-            multiplier = futures.demand_multiplier
-            bound = 1.0 if multiplier is None else float(np.max(np.abs(multiplier), initial=0.0))
-            demand = PathDemand(multiplier, 1, horizon, bound)
-            used = _one(
-                np.broadcast_to(_option_used(option, rates, demand, hours), (1, horizon + 1))
-            )
-            held = np.full(horizon + 1, rates.committed_gpus * hours)
-            held[0] = 0.0
-            used = np.clip(used, 0.0, held)
-            commitment = CommitmentMonths(rates.committed_gpus, rates.term_months, held, used, base)
-            if rates.on_demand_usd_per_gpu_hour is not None:
-                hourly = rates.on_demand_usd_per_gpu_hour * k
-                listed = hourly
-        elif rates.billing == "committed":
-            if rates.on_demand_usd_per_gpu_hour is not None:
-                hourly = rates.on_demand_usd_per_gpu_hour * k
-                listed = hourly
+            if rates.on_demand_usd_per_gpu_hour is not None:  # the overflow's price
+                hourly = listed = rates.on_demand_usd_per_gpu_hour * _trend(rates, futures, horizon)
         else:
-            overhead = 0.0
-            if rates.billing == "spot":
-                overhead = _first(futures.interruption_overhead, rates.interruption_overhead)
-            hourly = rates.usd_per_gpu_hour * k * (1.0 + overhead)
-            listed = hourly if rates.billing == "on_demand" else None
+            hourly, listed = _rented(rates, futures, horizon, on_demand.get(option.name))
+        by_hour = categories["compute"] - sum(
+            (c.committed_usd for c in commitments), np.zeros(horizon + 1)
+        )
+    elif isinstance(rates, MixTerms):
+        commitments, by_hour = _mix_charges(plan, option, rates, futures)
+        if rates.rest is not None:
+            billing = rates.rest.rates.billing
+            hourly, listed = _rented(
+                rates.rest.rates, futures, horizon, on_demand.get(rates.rest.name)
+            )
     burst = bridge = None
     lead = 0
     if isinstance(rates, DedicatedRates):
@@ -179,6 +244,8 @@ def option_charges(plan: Plan, index: int, futures: Futures | None = None) -> Op
         burst = rates.burst_usd_per_gpu_hour
         bridge = rates.bridge_usd_per_gpu_hour
         lead = rates.lead_time_months
+    if hourly is None:
+        by_hour = np.zeros(horizon + 1)
     return OptionCharges(
         name=option.name,
         type=option.type,
@@ -188,8 +255,33 @@ def option_charges(plan: Plan, index: int, futures: Futures | None = None) -> Op
         total_usd=float(costs.total_usd[0, 0]),
         hourly_usd=hourly,
         list_usd=listed,
+        hourly_compute_usd=by_hour,
+        rest=rates.rest.name if isinstance(rates, MixTerms) and rates.rest is not None else None,
         burst_usd_per_gpu_hour=burst,
         bridge_usd_per_gpu_hour=bridge,
         lead_time_months=lead,
-        commitment=commitment,
+        commitments=tuple(commitments),
     )
+
+
+def _mix_charges(
+    plan: Plan, option: OptionPlan, terms: MixTerms, futures: Futures
+) -> tuple[list[CommitmentMonths], Array]:
+    """A mix's committed layers held above 0, and ``rest``'s compute [USD/month]."""
+    horizon, hours = plan.horizon_months, plan.hours_per_month
+    demand = _demand(plan, futures)
+    commitments = []
+    for j, layer in enumerate(terms.layers):
+        if layer.kind != "committed" or layer.size <= 0:
+            continue
+        assert isinstance(layer.rates, CloudRates)
+        used = _layer_used(option, terms, j, demand, hours)
+        upfront = layer.fixed_costs.get("upfront", np.zeros(horizon + 1))
+        commitments.append(_commitment(layer.name, j, layer.rates, used, upfront, futures, plan))
+    if terms.rest is None:
+        return commitments, np.zeros(horizon + 1)
+    load = demand.load(option, hours)
+    assert load is not None  # a mix has workloads
+    service = mix_service(terms, load, demand.supply(option), hours, bands=[])
+    rest = _rest_costs(terms.rest, service.rest, futures, horizon, None)["compute"]
+    return commitments, _one(np.broadcast_to(rest, (1, horizon + 1)))

@@ -306,6 +306,20 @@ def mix_member_costs(
     return parts, rest_costs, service
 
 
+def committed_usd(rates: CloudRates, c: Any, hours: float, horizon: int) -> Array:
+    """A commitment's GPUs paid every hour at the renewed rate [USD/month]
+    (``cloud.committed_base_usd``), the path's cloud price change ``c`` [1/year] replacing the
+    option's own where the path draws one (``None``: the option's)."""
+    return committed_base_usd(
+        rates.committed_gpus,
+        hours,
+        rates.usd_per_gpu_hour,
+        rates.price_change_per_year if c is None else c,
+        rates.term_months,
+        horizon,
+    )
+
+
 def _layer_costs(
     layer: MixLayer,
     served: Array | None,
@@ -319,16 +333,8 @@ def _layer_costs(
     renewed rate (and its support on them), an owned layer's power at the load it serves."""
     costs: dict[str, Array] = {}
     rates = layer.rates
-    c = futures.cloud_price_change_per_year
     if isinstance(rates, CloudRates):
-        compute = committed_base_usd(
-            rates.committed_gpus,
-            hours,
-            rates.usd_per_gpu_hour,
-            rates.price_change_per_year if c is None else c,
-            rates.term_months,
-            horizon,
-        )
+        compute = committed_usd(rates, futures.cloud_price_change_per_year, hours, horizon)
         costs["compute"] = compute
         if rates.support_fraction != 0.0:
             costs["support"] = rates.support_fraction * compute

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .cloud import CloudRates, committed_base_usd
+from .cloud import CloudRates
 from .core import (
     Futures,
     OptionPlan,
@@ -39,7 +39,7 @@ from .core import (
 )
 from .demand import counted_over, excess_gpu_hours
 from .finance import term_starts
-from .mix import MixLayer, MixTerms, mix_service
+from .mix import MixLayer, MixTerms, committed_usd, mix_service
 from .payload import arrays_pack, arrays_unpack
 
 Array = NDArray[np.float64]
@@ -90,15 +90,7 @@ def _commitment_charges(
 ) -> tuple[Array, float]:
     """The commitment's charges per month, ``(committed[m] + upfront[m]) × (1 + support)``
     (``(H + 1,)`` or ``(P, H + 1)``) [USD/month], and its GPU-hours per month."""
-    c = futures.cloud_price_change_per_year
-    base = committed_base_usd(
-        rates.committed_gpus,
-        hours,
-        rates.usd_per_gpu_hour,
-        rates.price_change_per_year if c is None else c,
-        rates.term_months,
-        horizon,
-    )
+    base = committed_usd(rates, futures.cloud_price_change_per_year, hours, horizon)
     charges = base + spread_upfront(rates.upfront_usd, rates.term_months, horizon)
     return charges * (1.0 + rates.support_fraction), rates.committed_gpus * hours
 

@@ -169,13 +169,24 @@ def _years_over(watch: BudgetWatch, option: dict[str, Any]) -> list[int]:
 
 def event_settle(event: WatchEvent) -> WatchEvent:
     """Fill the event from its new run once that run has ended (left pricing before), move the
-    watch on to the new run, and send the e-mail."""
+    watch on to the new run, and send the e-mail. The event is settled under its row's lock,
+    so of two settlings at once (the run's end, beat's pass) one fills it and mails."""
     run = event.new_run
     if event.status != WatchEvent.Status.PRICING or run is None:
         return event
     run.refresh_from_db()
     if run.status in (SimulationRun.Status.QUEUED, SimulationRun.Status.RUNNING):
         return event
+    with transaction.atomic():
+        event = WatchEvent.objects.select_for_update().select_related("watch").get(pk=event.pk)
+        if event.status != WatchEvent.Status.PRICING:
+            return event
+        _event_fill(event, run)
+    _notify(event)
+    return event
+
+
+def _event_fill(event: WatchEvent, run: SimulationRun) -> None:
     watch = event.watch
     if run.status != SimulationRun.Status.SUCCEEDED or run.result is None:
         event.status = WatchEvent.Status.FAILED
@@ -194,8 +205,6 @@ def event_settle(event: WatchEvent) -> WatchEvent:
             watch.run = run
             watch.save(update_fields=["run"])
     event.save()
-    _notify(event)
-    return event
 
 
 def events_settle() -> int:

@@ -1,5 +1,6 @@
 """A price refresh that applied prices starts the budget watch's repricing once its transaction
-commits (the task by its name; on the embedded default it runs in this process)."""
+commits, and a run that succeeded settles at once the events waiting on it (beat's pass would
+within a minute); the tasks by their names (on the embedded default they run in this process)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,12 @@ from django.db import transaction
 from django.db.models.signals import post_save
 
 from costapp.celery import app as celery_app
+from costapp.models import WatchEvent
+from costapp.runs.followups import run_succeeded
 from hardware.models import RefreshRun, RefreshStatus
 
 WATCH_REPRICE_TASK = "costapp.watch_reprice"
+WATCH_SETTLE_TASK = "costapp.watch_settle"
 APPLIED = (RefreshStatus.APPLIED, RefreshStatus.APPROVED)
 
 
@@ -25,5 +29,13 @@ def refresh_finished(sender: Any, instance: RefreshRun, **kwargs: Any) -> None:
     )
 
 
+def run_finished(sender: Any, run_id: int, **kwargs: Any) -> None:
+    """On a run that succeeded: settle the watch events priced by it, if any."""
+    waiting = WatchEvent.objects.filter(new_run_id=run_id, status=WatchEvent.Status.PRICING)
+    if waiting.exists():
+        celery_app.signature(WATCH_SETTLE_TASK).apply_async()
+
+
 def signals_connect() -> None:
     post_save.connect(refresh_finished, sender=RefreshRun, dispatch_uid="watch-refresh-finished")
+    run_succeeded.connect(run_finished, dispatch_uid="watch-run-succeeded")

@@ -30,22 +30,28 @@ def lambda_feed(tmp_path, price: str):
     return path
 
 
+def plan_on_an_offer(owner):
+    """A saved plan whose first option rests on Lambda's 8x H100 offer: ``(scenario, option)``,
+    that option's name."""
+    document = scenario("serve-70b-host-or-api")
+    option = document["options"][0]
+    option.pop("usd_per_gpu_hour")
+    option["offer"] = OFFER
+    return ScenarioFactory(owner=owner, name="Serve 70B", document=document), option["name"]
+
+
 @pytest.fixture
 def watched(catalog, tasks_in_process):
     owner = analyst("lead")
     owner.email = "lead@example.com"
     owner.save()
-    document = scenario("serve-70b-host-or-api")
-    option = document["options"][0]
-    option.pop("usd_per_gpu_hour")
-    option["offer"] = OFFER
-    saved = ScenarioFactory(owner=owner, name="Serve 70B", document=document)
+    saved, option = plan_on_an_offer(owner)
     run = pipeline.run_create(scenario=saved)
     assert run.status == "succeeded", run.error
     watch = watch_create(
         owner=owner,
         scenario=saved,
-        option=option["name"],
+        option=option,
         budget_usd="1,000,000",
         per_year_usd=["300000", "300000", "300000"],
     )

@@ -36,37 +36,52 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+class OwnRedis:
+    """A throwaway redis-server of the test's own (no file written) on a port of its own,
+    which it can be stopped and started again on."""
+
+    def __init__(self) -> None:
+        self.server = shutil.which("redis-server")
+        if self.server is None:
+            pytest.fail("this test needs redis-server (apt-get install redis-server)")
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            [
+                str(self.server),
+                *("--port", str(self.port), "--bind", "127.0.0.1"),
+                *("--save", "", "--appendonly", "no"),
+            ],
+            stdout=subprocess.DEVNULL,
+        )
+        client = redis.Redis.from_url(self.url, socket_connect_timeout=1)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                client.ping()
+                return
+            except redis.ConnectionError:
+                if time.monotonic() > deadline:
+                    self.process.kill()
+                    pytest.fail("the throwaway redis-server did not answer within 10 s")
+                time.sleep(0.05)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=10)
+
+
 @pytest.fixture
 def own_redis():
-    """A throwaway redis-server of this test's own (no file written): ``(url, stop)``."""
-    server = shutil.which("redis-server")
-    if server is None:
-        pytest.fail("this test needs redis-server (apt-get install redis-server)")
-    port = free_port()
-    process = subprocess.Popen(
-        [server, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-        stdout=subprocess.DEVNULL,
-    )
-    url = f"redis://127.0.0.1:{port}/0"
-    client = redis.Redis.from_url(url, socket_connect_timeout=1)
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            client.ping()
-            break
-        except redis.ConnectionError:
-            if time.monotonic() > deadline:
-                process.kill()
-                pytest.fail("the throwaway redis-server did not answer within 10 s")
-            time.sleep(0.05)
-
-    def stop() -> None:
-        if process.poll() is None:
-            process.terminate()
-            process.wait(timeout=10)
-
-    yield url, stop
-    stop()
+    """A throwaway redis-server of this test's own: ``(url, stop)``."""
+    server = OwnRedis()
+    server.start()
+    yield server.url, server.stop
+    server.stop()
     throttling.FALLBACK.cache.clear()
     guessing.FALLBACK.cache.clear()
 

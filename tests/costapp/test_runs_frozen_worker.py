@@ -2,16 +2,24 @@
 other runs finish, the frozen run resumes and succeeds within 120 s of the stop, equal to
 ``simulate``, and ``/healthz`` names it while it makes no progress. The block is caught holding
 its run's row by the tests' pause point (``costapp.runs.merging.block_pause_point``). Real
-PostgreSQL, Redis and two Celery worker processes (run with GPU_TCO_SERVICES=1); the workers'
-idle-in-transaction limit and the stale-run check are shortened so the test stays short."""
+PostgreSQL, Redis and two Celery worker processes (run with GPU_TCO_SERVICES=1), with the
+product's default limits: PostgreSQL ends the frozen session after
+``WORKER_IDLE_IN_TRANSACTION_TIMEOUT_S`` (60 s), the other tasks give a lock up after
+``WORKER_LOCK_TIMEOUT_S`` (5 s) and try again within two seconds, and beat's look every
+``RUN_STALE_CHECK_S`` (15 s) publishes again the unit the frozen worker kept but never recorded
+(``costapp.runs.requeue.units_requeue_unrecorded``), so the run finishes soon after the row is
+free. Only ``/healthz``'s report limit is shortened here (in this process), so that the stall is
+reported while it lasts."""
 
 import json
 import os
+import re
 import signal
 import time
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.test import override_settings
 
 from costapp import health
@@ -23,12 +31,13 @@ from .test_runs_workers import alice, start_run  # noqa: F401 (a fixture)
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
-LIMITS = {
-    "WORKER_LOCK_TIMEOUT_S": "3",
-    "WORKER_IDLE_IN_TRANSACTION_TIMEOUT_S": "30",
-    "RUN_STALE_AFTER_S": "20",
-    "RUN_STALE_CHECK_S": "5",
+DEFAULTS = {
+    "WORKER_LOCK_TIMEOUT_S": 5.0,
+    "WORKER_IDLE_IN_TRANSACTION_TIMEOUT_S": 60.0,
+    "RUN_STALE_AFTER_S": 60,
+    "RUN_STALE_CHECK_S": 15,
 }
+"""The workers' limits, as the product sets them by default."""
 
 
 def paused_block(pause: Path, timeout_s: float = 120) -> int:
@@ -47,11 +56,12 @@ def test_a_frozen_worker_delays_only_the_run_it_holds(
     celery_workers,
     tmp_path,
 ):
+    for name, value in DEFAULTS.items():  # the workers inherit this environment
+        assert name not in os.environ and getattr(settings, name) == value, name
     pause = tmp_path / "block-pause"
     pause.touch()
-    celery_workers(
-        concurrency=2,
-        env={**LIMITS, "RUN_BLOCK_PAUSE_FILE": str(pause), "RUN_BLOCK_PAUSE_S": "600"},
+    first = celery_workers(
+        concurrency=2, env={"RUN_BLOCK_PAUSE_FILE": str(pause), "RUN_BLOCK_PAUSE_S": "600"}
     )
     documents = {
         name: scenario_document(paths=paths, seed=seed)
@@ -62,7 +72,7 @@ def test_a_frozen_worker_delays_only_the_run_it_holds(
     os.kill(pid, signal.SIGSTOP)
     stopped = time.monotonic()
     try:
-        celery_workers(concurrency=2, beat=True, env=LIMITS)
+        second = celery_workers(concurrency=2, beat=True)
         others = {name: start_run(client, documents[name])[1].json()["id"] for name in "ab"}
         stall_seen = None
         with override_settings(RUN_STALL_REPORT_S=10):
@@ -90,7 +100,8 @@ def test_a_frozen_worker_delays_only_the_run_it_holds(
         assert run.status == "succeeded", (name, run.status, run.error)
         expected = services.scenario_simulate(document=documents[name])
         assert json.dumps(run.result) == json.dumps(expected), name
-    assert SimulationRun.objects.get(pk=held_id).resumed is not None
+    logs = first["log"].read_text() + second["log"].read_text()
+    assert re.search(rf"run {held_id} \w+ unit \d+: kept, never recorded: published again", logs)
     print(
         f"stall reported after {stall_seen:.0f} s; all runs finished {finished:.0f} s after the stop"
     )

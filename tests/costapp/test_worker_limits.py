@@ -7,14 +7,15 @@ import time
 from datetime import timedelta
 
 import pytest
+import redis
 from django.db import connection, connections, transaction
 from django.test import override_settings
 from django.utils import timezone
 
 from costapp import celery as worker_app
-from costapp.faults import SERVICE_ERRORS
-from costapp.models import SimulationRun
-from costapp.runs import requeue
+from costapp.faults import SERVICE_ERRORS, lock_not_taken
+from costapp.models import RunBlock, SimulationRun
+from costapp.runs import requeue, store, tasks
 
 from .factories import ScenarioFactory
 
@@ -83,6 +84,23 @@ def test_a_worker_session_gives_up_a_held_lock_in_time_as_a_service_fault(
         waited = time.monotonic() - started
     assert "lock timeout" in str(raised.value)
     assert 1.4 < waited < 5, waited
+    # its task tries again within a second or two, not after a backoff grown to a minute
+    assert lock_not_taken(raised.value)
+    retries = []
+
+    class Task:
+        def retry(self, exc, countdown, max_retries):
+            retries.append((exc, countdown, max_retries))
+            return RuntimeError("tried again")
+
+    def step():
+        raise raised.value
+
+    with pytest.raises(RuntimeError, match="tried again"):
+        tasks._locks_retried(Task(), step)
+    ((exc, countdown, most),) = retries
+    assert exc is raised.value and most == tasks.LOCK_RETRY_MAX
+    assert tasks.LOCK_RETRY_S[0] <= countdown <= tasks.LOCK_RETRY_S[1]
 
 
 @pytest.mark.services
@@ -105,9 +123,38 @@ def test_a_transaction_a_frozen_worker_left_open_is_ended_and_its_lock_released(
         started = time.monotonic()
         SimulationRun.objects.select_for_update(nowait=True).get(pk=run.pk)
         assert time.monotonic() - started < 1
-    # the frozen worker, back, meets a fault its task tries again
-    with pytest.raises(SERVICE_ERRORS), worker_session.cursor() as cursor:
+    # the frozen worker, back, meets a fault its task tries again (with its usual backoff)
+    with pytest.raises(SERVICE_ERRORS) as ended, worker_session.cursor() as cursor:
         cursor.execute("SELECT 1")
+    assert not lock_not_taken(ended.value)
+
+
+@pytest.mark.services
+@pytest.mark.django_db
+def test_a_unit_kept_but_never_recorded_is_published_again(redis_url, monkeypatch):
+    published = []
+    monkeypatch.setattr(store, "publish", lambda *args: published.append(args))
+    frozen, busy = running_run(seen_s_ago=40), running_run(seen_s_ago=2)
+    units = [["montecarlo", 0, [0]], ["montecarlo", 1, [1]], ["montecarlo", 2, [2]]]
+    SimulationRun.objects.filter(pk__in=[frozen.pk, busy.pk]).update(units=units)
+    RunBlock.objects.create(run=frozen, kind="montecarlo", unit=2, payload=b"")
+    client = redis.Redis.from_url(redis_url)
+    for run in (frozen, busy):
+        for unit, kept_s_ago in ((0, 30), (1, 5), (2, 30)):
+            key = f"costapp:run:{run.pk}:montecarlo:{unit}"
+            client.set(key, b"x", ex=store.BLOCK_PAYLOAD_TTL_S - kept_s_ago)
+    try:
+        # unit 0 kept 30 s ago, never recorded; unit 1 kept 5 s ago (its task waits for the
+        # row); unit 2 recorded; the busy run landed a unit 2 s ago
+        assert requeue.units_requeue_unrecorded() == [frozen.pk]
+        assert published == [(store.RUN_BLOCK_TASK, frozen.pk, "montecarlo", 0)]
+        assert client.ttl(f"costapp:run:{frozen.pk}:montecarlo:0") > store.BLOCK_PAYLOAD_TTL_S - 5
+        assert requeue.units_requeue_unrecorded() == []  # not again at the next look
+        assert len(published) == 1
+    finally:
+        client.delete(
+            *[f"costapp:run:{r.pk}:montecarlo:{u}" for r in (frozen, busy) for u in range(3)]
+        )
 
 
 @pytest.mark.django_db
