@@ -5,6 +5,8 @@
 // spaces to the width they have; the legend sits at the bottom of the chart, below the axes'
 // titles, and the chart grows by the legend's height so the plot keeps its own; marker labels
 // are never cut at an axis. A window resized by more than a few pixels fits them again.
+// A figure names its template ("plotly_white"); the page holds each template once, in the JSON
+// of #plotly-templates, put back into the figure before it is drawn.
 (function () {
   // not plotly's own "responsive": a resized window draws the figure again, fitted (below)
   var CONFIG = { displaylogo: false, responsive: false, showLink: false };
@@ -55,9 +57,17 @@
     return holder;
   }
 
+  function templated(layout) {
+    if (typeof layout.template !== "string") return;
+    var all = document.getElementById("plotly-templates");
+    var found = all ? JSON.parse(all.textContent)[layout.template] : null;
+    if (found) layout.template = found; else delete layout.template;
+  }
+
   function fitted(source, width) {
     var figure = JSON.parse(source);
     var layout = figure.layout || (figure.layout = {});
+    templated(layout);
     var margin = layout.margin || (layout.margin = {});
     if (width < 600) {
       margin.l = Math.min(margin.l == null ? 80 : margin.l, 64);
@@ -91,6 +101,11 @@
     }
     var panels = Object.keys(layout).filter(function (k) { return /^yaxis\d*$/.test(k); }).length;
     Object.keys(layout).forEach(function (key) {
+      // the margins make room for every tick label; Plotly's default, "hide past div", would
+      // measure every label again for each label drawn (most of a page's drawing time)
+      if (/^[xy]axis\d*$/.test(key) && layout[key].ticklabeloverflow == null) {
+        layout[key].ticklabeloverflow = "allow";
+      }
       if (/^xaxis\d*$/.test(key)) {
         titled(layout[key], plotChars);
         layout[key].automargin = true;
