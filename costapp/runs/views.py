@@ -36,6 +36,7 @@ from costapp.runs.exports import run_workbook
 from costapp.runs.store import BrokerUnavailable
 from costapp.scenarios import selectors, services
 from costapp.tco import ScenarioError
+from hardware.figures import plain_number
 from hardware.selectors import gpu_names
 
 HEAVY_FIELDS = (
@@ -321,7 +322,7 @@ def run_sizing(*, run: SimulationRun) -> list[dict[str, Any]]:
         if sizing_summary.paths(result):
             cap = sizing_summary.max_shortfall_probability(result, index)
             swept += (
-                f"; work may be left undone on at most {100.0 * cap:g} % of the paths"
+                f"; work may be left undone on at most {plain_number(100.0 * cap)} % of the paths"
                 if cap > 0
                 else "; every path must get all its work done"
             )
@@ -384,7 +385,7 @@ def joint_sizing_item(result: dict[str, Any], index: int, chart: Any) -> dict[st
         "objective": label,
         "objective_is_npv": sweep["objective"] == "npv",
         "tail_words": "Mean NPV of the worst "
-        f"{100.0 * float((result.get('simulation') or {}).get('tail_fraction') or 0.1):g} % "
+        f"{plain_number(100.0 * float((result.get('simulation') or {}).get('tail_fraction') or 0.1))} % "
         "of paths",
         "simulated": simulated,
         "sentence": joint_sizing.sentence(result, index),

@@ -11,7 +11,7 @@ from django.utils.html import json_script
 
 from costapp.reports.glossary import meaning_of
 from hardware.charts import Chart, Table, page_figure, page_templates
-from hardware.figures import column_decimals, column_text
+from hardware.figures import column_decimals, column_text, plain_number, quantity_text
 
 register = template.Library()
 
@@ -105,25 +105,28 @@ def fixed(value: Any, digits: int = 2) -> str:
 @register.filter
 def source_value(value: Any) -> str:
     """A figure of the sources table as written in ``inputs`` (up to 10 significant digits; from
-    100 up, a fraction to the cent), an egress tier list in words; a dash for no value."""
+    100 up, a fraction to the cent; from a trillion up with the letter of its size, never in
+    exponent form), an egress tier list in words; a dash for no value."""
     if value is None:
         return "—"
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, int | float):
+        if abs(value) >= 1e12:
+            return quantity_text(value, 10)  # 4.236e+20 as 423.6 E
         if abs(value) >= 100 and value != int(value):
             return f"{value:,.2f}"  # money of this size to the cent
-        return f"{value:,.10g}"
+        return plain_number(value)
     if isinstance(value, list):
         parts = []
         for tier in value:
             if not isinstance(tier, dict):
                 return str(value)
             bound = tier.get("up_to_tb")
-            where = "beyond" if bound is None else f"up to {bound:,.10g} TB"
+            where = "beyond" if bound is None else f"up to {plain_number(bound)} TB"
             if bound is None and len(value) == 1:
                 where = "all traffic"
-            parts.append(f"{where}: {tier.get('usd_per_gb', 0):,.10g} USD/GB")
+            parts.append(f"{where}: {plain_number(tier.get('usd_per_gb', 0))} USD/GB")
         return "; ".join(parts)
     return str(value)
 

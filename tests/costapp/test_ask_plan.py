@@ -101,3 +101,14 @@ def test_gpus_already_owned_are_a_layer_costing_their_running_cost(catalog):
     sizing = next(s for s in document["sizing"] if s["option"] == mix["name"])
     assert sizing["layers"][0] == {"min": 1, "max": 1, "step": 1}
     assert sizing["objective"] == "mean_npv"
+
+
+def test_token_counts_read_with_the_letter_of_their_size_in_titles_and_names(catalog):
+    from costapp.ask.plan import question_title
+
+    for tokens, words in ((2e9, "2 B"), (2e12, "2 T"), (2e7, "20 M"), (150_000.0, "150,000")):
+        answers = {**BASE, "tokens_per_day": tokens}
+        assert f"at {words} tokens a day over 36 months" in question_title(answers)
+        document, _notes = question_plan(answers, today=timezone.localdate())
+        assert f"at {words} generated tokens a day" in document["workloads"][0]["name"]
+        assert "e+" not in question_title(answers) + document["workloads"][0]["name"]
