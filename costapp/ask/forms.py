@@ -264,7 +264,7 @@ class QuestionForm(forms.Form):
         assert isinstance(owned_field, forms.ChoiceField)
         owned_field.choices = [("", "the first GPU model considered"), *gpu_choices]
         self.memory = memory
-        self.discount_rate = settings.ASK_DISCOUNT_RATE
+        self.discount_rate = settings.DISCOUNT_RATE
 
     @staticmethod
     def params_of(data: dict[str, Any], prefix: str) -> float | None:

@@ -52,6 +52,9 @@ NOTES = {
     "prefill_tokens_per_second_per_gpu": "default: estimated from the parameters (prompts read "
     "at half the peak compute); read only with input tokens",
     "tail_fraction": "default 0.1: tail NPV is the mean NPV of this worst share of paths",
+    "growth_per_year": "or per month below, either one: 50 means 1.5 times a year, "
+    "3.437 % a month; the page converts it",
+    "monthly_growth": "a fraction a month (0.0343661 is 50 % a year), or give it a year above",
 }
 
 
