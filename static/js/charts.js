@@ -13,6 +13,7 @@
   var CHAR_PX = 7.2; // an average character of Plotly's 12 px font
   var TITLE_PX = 10; // of a 17 px title
   var GAP = 8;
+  var TITLE_TOP = 24; // px from the chart's top to its title's first line
 
   function wrap(text, width) {
     if (typeof text !== "string" || width < 8) return text;
@@ -47,13 +48,32 @@
     return Array.isArray(values) && values.every(function (v) { return typeof v === "string"; });
   }
 
+  // Labels cut short that read the same (two options "H100 SXM5 80GB on…") each said instead
+  // from the word where its name parts from the others it shares the label with.
+  function distinct(names, labels, label) {
+    var same = {};
+    labels.forEach(function (text, i) { (same[text] = same[text] || []).push(i); });
+    return labels.map(function (text, i) {
+      var group = same[text];
+      if (group.length < 2) return text;
+      var words = names[i].split(" "), shared = 0;
+      group.forEach(function (j) {
+        if (j === i) return;
+        var other = names[j].split(" "), k = 0;
+        while (k < words.length && k < other.length && words[k] === other[k]) k++;
+        shared = Math.max(shared, k);
+      });
+      return label("…" + words.slice(Math.min(shared, words.length - 1)).join(" "));
+    });
+  }
+
   // A category axis of a trace (its "x2", "y3" … or the first) labelled by ``label(name)``.
   function categoryTicks(layout, kind, ref, names, label) {
     var axis = kind + (ref ? ref.slice(1) : "");
     var holder = layout[axis] || (layout[axis] = {});
     holder.tickmode = "array";
     holder.tickvals = names;
-    holder.ticktext = names.map(label);
+    holder.ticktext = distinct(names, names.map(label), label);
     return holder;
   }
 
@@ -147,7 +167,8 @@
     layout.height = layout.height || height;
     layout.width = width;
     layout.autosize = false;
-    if (layout.title && layout.title.text) layout.title.y = 1 - 24 / layout.height;
+    figure.titleTop = TITLE_TOP;
+    if (layout.title && layout.title.text) layout.title.y = 1 - figure.titleTop / layout.height;
     if (figure.plotHeight == null) {
       var mt = margin.t == null ? 100 : margin.t, mb = margin.b == null ? 80 : margin.b;
       figure.plotHeight = Math.max(220, Math.min(layout.height - mt - mb, 340));
@@ -224,11 +245,28 @@
       });
       if (lowest !== null) lower = Math.max(0, Math.ceil(lowest + GAP - top));
     }
-    grow = Math.min(grow + lower, 1200);
+    // the toolbar (shown on hover, or a tap on a phone) over the title: the title moved below it
+    var drop = 0;
+    var bar = el.querySelector(".modebar");
+    var title = el.querySelector(".gtitle");
+    if (bar && title) {
+      var b = bar.getBoundingClientRect(), t = title.getBoundingClientRect();
+      if (b.width > 0 && t.width > 0 && b.left < t.right && t.left < b.right && b.top < t.bottom && t.top < b.bottom) {
+        drop = Math.ceil(b.bottom - t.top + 4);
+      }
+    }
+    grow = Math.min(grow + lower, 1200) + drop;
     if (grow <= 0) return null;
     layout.height += grow;
     var update = { height: layout.height };
-    if (layout.title && layout.title.text) update["title.y"] = layout.title.y = 1 - 24 / layout.height;
+    if (drop > 0) {
+      figure.titleTop += drop;
+      layout.margin.t = size.t + drop;
+      update["margin.t"] = layout.margin.t;
+    }
+    if (layout.title && layout.title.text) {
+      update["title.y"] = layout.title.y = 1 - figure.titleTop / layout.height;
+    }
     if (lower > 0) {
       layout.margin.b = size.b + lower;
       update["margin.b"] = layout.margin.b;

@@ -87,6 +87,26 @@ PLOT_TEXT = """() => {
         problems.push(`${name}: “${t.words}” leaves the chart's box`);
       }
     });
+    // no two labels of one axis read the same (two options cut to "H100 SXM5 80GB on…")
+    const ticks = {};
+    plot.querySelectorAll("g[class$='tick'] > text").forEach(el => {
+      const words = (el.textContent || "").trim();
+      if (!words || !visible(el)) return;
+      const axis = el.parentNode.getAttribute("class");
+      const seen = ticks[axis] || (ticks[axis] = new Set());
+      if (seen.has(words)) problems.push(`${name}: two labels of one axis read “${words}”`);
+      seen.add(words);
+    });
+    // the toolbar (Plotly's modebar), shown on hover or a tap, covers no text of the chart
+    const bar = plot.querySelector(".modebar");
+    const barBox = bar && bar.getBoundingClientRect();
+    if (barBox && barBox.width > 0 && barBox.height > 0) {
+      texts.forEach(t => {
+        const dx = Math.min(barBox.right, t.rect.right) - Math.max(barBox.left, t.rect.left);
+        const dy = Math.min(barBox.bottom, t.rect.bottom) - Math.max(barBox.top, t.rect.top);
+        if (dx > 1 && dy > 1) problems.push(`${name}: the toolbar covers “${t.words}”`);
+      });
+    }
     for (let i = 0; i < texts.length; i++) {
       for (let j = i + 1; j < texts.length; j++) {
         const a = texts[i].rect, b = texts[j].rect;
@@ -100,5 +120,5 @@ PLOT_TEXT = """() => {
   });
   return problems;
 }"""
-"""JavaScript: the text boxes of every rendered Plotly chart that overlap another or leave the
-chart's box, in words."""
+"""JavaScript: the text boxes of every rendered Plotly chart that overlap another, leave the
+chart's box or lie under its toolbar, in words."""
