@@ -20,6 +20,7 @@ keep the exact figures.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable
 from datetime import date, datetime
 from decimal import ROUND_HALF_UP, Decimal
@@ -53,6 +54,26 @@ def plain_number(value: Any, digits: int = 10) -> str:
     if "." in text:
         text = text.rstrip("0").rstrip(".")
     return "0" if text in {"-0", ""} else text
+
+
+def decimal_text(value: Decimal | None) -> str:
+    """A stored Decimal as plain text with its trailing zeros dropped: ``23.9200000000`` ->
+    ``23.92``, ``80.00`` -> ``80``, ``0E-10`` -> ``0``; never rounded, never in exponent form;
+    ``None`` -> ``""``."""
+    if value is None:
+        return ""
+    text = format(Decimal(value).normalize(), "f")
+    return "0" if text in {"-0", "0"} else text
+
+
+EXPONENT_FORM = re.compile(r"(?<![\w.-])\d+(?:\.\d+)?[eE][+-]\d+(?!\w)")
+"""A number written in exponent form inside a text ("per token in/out 5e-07/2.15e-06")."""
+
+
+def plain_numbers_in(text: str) -> str:
+    """``text`` with every number in exponent form written in plain digits (a source's note
+    "per token 5e-07" reads "per token 0.0000005"); the rest as it is."""
+    return EXPONENT_FORM.sub(lambda found: plain_number(float(found.group(0)), 10), text or "")
 
 
 SIZE_LETTERS = (

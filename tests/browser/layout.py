@@ -122,3 +122,36 @@ PLOT_TEXT = """() => {
 }"""
 """JavaScript: the text boxes of every rendered Plotly chart that overlap another, leave the
 chart's box or lie under its toolbar, in words."""
+
+EXPONENTS = r"""() => {
+  const shown = [document.body.innerText];
+  document.querySelectorAll("svg text").forEach(el => shown.push(el.textContent || ""));
+  document.querySelectorAll("input").forEach(el => shown.push(el.value || ""));
+  const found = [];
+  const pattern = /(?<![\w.-])\d+(?:\.\d+)?e[+-]\d+(?!\w)/gi;
+  shown.forEach(text => {
+    for (const match of text.matchAll(pattern)) {
+      const around = text.slice(Math.max(0, match.index - 40), match.index + match[0].length + 20);
+      found.push(`a number in exponent form: “${around.replace(/\s+/g, " ").trim()}”`);
+    }
+  });
+  return found;
+}"""
+"""JavaScript: every number the page shows (its text, its charts' text, its fields' values)
+written in exponent form ("4.2e+20"), in words."""
+
+FIRST_SCREEN = 844
+"""A phone's first screen at 390 px wide [px] (an iPhone 14's 390 × 844)."""
+
+KEY_FIGURES = "#answer-sentence, #key-figures tbody tr:first-child td[data-label='NPV']"
+"""Where a page's key figures end: an answer's sentence (Ask's page, a question's read-only
+link), else the first option's NPV in a run's key figures (its page, its read-only link)."""
+
+KEY_FIGURES_PAGES = ("run", "shared-run", "answer")
+"""The kinds of page (URL names) that show key figures, on a phone's first screen."""
+
+KEY_FIGURES_END = """selector => {
+  const el = document.querySelector(selector);
+  return el ? el.getBoundingClientRect().bottom + window.scrollY : null;
+}"""
+"""JavaScript: how far down the page the first element ``selector`` finds ends [px]."""

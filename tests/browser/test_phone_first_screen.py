@@ -13,23 +13,24 @@ from django.test import Client
 from costapp.ask.presets import EXAMPLE_QUESTION
 from costapp.models import Question, SimulationRun
 from costapp.runs.links import run_link_create
-from tests.browser.layout import FITTED, OVERFLOWS, PLOT_TEXT
+from tests.browser.layout import (
+    EXPONENTS,
+    FIRST_SCREEN,
+    FITTED,
+    KEY_FIGURES_END,
+    OVERFLOWS,
+    PLOT_TEXT,
+)
 from tests.browser.support import PASSWORD, SCREENSHOTS, finished_run, log_in
 from tests.conftest import tasks_run_in_process
 from tests.roles import user_with_role
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-PHONE = {"width": 390, "height": 844}
-FIRST_SCREEN = 844
+PHONE = {"width": 390, "height": FIRST_SCREEN}
 
 NPV_OF_THE_FIRST = "#key-figures tbody tr:first-child td[data-label='NPV']"
 TOTAL_OF_THE_FIRST = "#key-figures tbody tr:first-child td[data-label='Total']"
-
-BOTTOM = """selector => {
-  const el = document.querySelector(selector);
-  return el ? el.getBoundingClientRect().bottom + window.scrollY : null;
-}"""
 
 
 def _asked(lead) -> Question:
@@ -66,6 +67,7 @@ def test_the_key_figures_are_on_a_phones_first_screen_and_charts_fit_their_toolb
         "plain-run": (f"/runs/{plain.pk}/", [TOTAL_OF_THE_FIRST, NPV_OF_THE_FIRST]),
         "question-link": (f"/shared/{question_key}/", ["#answer-sentence"]),
         "plain-link": (f"/shared/{plain_key}/", [TOTAL_OF_THE_FIRST, NPV_OF_THE_FIRST]),
+        "builder": (f"/scenarios/{run.scenario.pk}/edit/", []),  # its fields: no exponent
     }
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     problems: dict[str, list[str]] = {}
@@ -74,13 +76,13 @@ def test_the_key_figures_are_on_a_phones_first_screen_and_charts_fit_their_toolb
         page.goto(origin + path)
         page.screenshot(path=str(SCREENSHOTS / f"phone-{name}-390.png"))
         for selector in selectors:
-            bottom = page.evaluate(BOTTOM, selector)
+            bottom = page.evaluate(KEY_FIGURES_END, selector)
             assert bottom is not None, (name, selector)
             assert bottom <= FIRST_SCREEN, f"{name}: {selector} ends {bottom:.0f} px down"
         for width in (390, 1440):
             page.set_viewport_size({"width": width, "height": 900})
             page.wait_for_function(FITTED)
-            found = page.evaluate(OVERFLOWS) + page.evaluate(PLOT_TEXT)
+            found = page.evaluate(OVERFLOWS) + page.evaluate(PLOT_TEXT) + page.evaluate(EXPONENTS)
             if found:
                 problems[f"{name} at {width} px"] = found
     assert problems == {}, problems

@@ -196,3 +196,18 @@ def test_plain_numbers_keep_their_significant_figures_without_trailing_zeros():
 def test_a_column_has_one_precision_for_all_its_figures(column, texts):
     decimals = figures.column_decimals(column)
     assert [figures.column_text(value, decimals) for value in column] == texts
+
+
+def test_a_texts_numbers_in_exponent_form_read_in_plain_digits():
+    note = "DeepSeek R1 0528; cached input 4e-07/token; per token in/out 5e-07/2.15e-06"
+    assert figures.plain_numbers_in(note) == (
+        "DeepSeek R1 0528; cached input 0.0000004/token; per token in/out 0.0000005/0.00000215"
+    )
+    assert figures.plain_numbers_in("H100 v5e-8 at 1.5E+3 USD") == "H100 v5e-8 at 1,500 USD"
+
+
+def test_a_stored_decimal_reads_without_exponent_or_trailing_zeros():
+    assert figures.decimal_text(Decimal("0E-10")) == "0"
+    assert figures.decimal_text(Decimal("23.9200000000")) == "23.92"
+    assert figures.decimal_text(Decimal("100")) == "100"
+    assert figures.decimal_text(None) == ""
