@@ -14,6 +14,7 @@
   var TITLE_PX = 10; // of a 17 px title
   var GAP = 8;
   var TITLE_TOP = 24; // px from the chart's top to its title's first line
+  var LEGEND_LINE = 16, LEGEND_GAP = 10; // a legend item's line, and the room between two
 
   function wrap(text, width) {
     if (typeof text !== "string" || width < 8) return text;
@@ -49,22 +50,31 @@
   }
 
   // Labels cut short that read the same (two options "H100 SXM5 80GB on…") each said instead
-  // from the word where its name parts from the others it shares the label with.
+  // from the word where its name parts from the others it shares the label with, two words
+  // before it kept for context ("…as needed (Lambda)"), none where those still read alike.
   function distinct(names, labels, label) {
     var same = {};
     labels.forEach(function (text, i) { (same[text] = same[text] || []).push(i); });
-    return labels.map(function (text, i) {
-      var group = same[text];
-      if (group.length < 2) return text;
-      var words = names[i].split(" "), shared = 0;
-      group.forEach(function (j) {
-        if (j === i) return;
-        var other = names[j].split(" "), k = 0;
-        while (k < words.length && k < other.length && words[k] === other[k]) k++;
-        shared = Math.max(shared, k);
+    function told(context) {
+      return labels.map(function (text, i) {
+        var group = same[text];
+        if (group.length < 2) return text;
+        var words = names[i].split(" "), shared = 0;
+        group.forEach(function (j) {
+          if (j === i) return;
+          var other = names[j].split(" "), k = 0;
+          while (k < words.length && k < other.length && words[k] === other[k]) k++;
+          shared = Math.max(shared, k);
+        });
+        var from = Math.max(0, Math.min(shared, words.length - 1) - context);
+        return from === 0 ? text : label("…" + words.slice(from).join(" "));
       });
-      return label("…" + words.slice(Math.min(shared, words.length - 1)).join(" "));
-    });
+    }
+    function alike(found) {
+      return found.some(function (text, i) { return found.indexOf(text) !== i; });
+    }
+    var found = told(2);
+    return alike(found) ? told(0) : found;
   }
 
   // A category axis of a trace (its "x2", "y3" … or the first) labelled by ``label(name)``.
@@ -159,6 +169,19 @@
     var stacked = stack(layout, width);
     if (stacked) figure.plotHeight = stacked;
     var legend = layout.legend || (layout.legend = {});
+    // on a phone, one legend item a row: the chart made as much taller as the whole legend
+    // needs, so none of it is scrolled out of sight (Plotly's default: half the chart at most)
+    if (width < 600 && legend.maxheight == null) {
+      var legendH = 0;
+      (figure.data || []).forEach(function (trace) {
+        if (trace.showlegend === false || !trace.name) return;
+        legendH += lines(trace.name) * LEGEND_LINE + LEGEND_GAP;
+      });
+      if (legendH > 0) {
+        legend.maxheight = legendH + 2 * LEGEND_GAP;
+        layout.height = (layout.height || height) + legendH;
+      }
+    }
     if (legend.orientation === "h" || width < 600) {
       legend.orientation = "h";
       legend.xref = "container"; legend.x = 0; legend.xanchor = "left";
