@@ -64,9 +64,9 @@ class ScenarioForm(forms.Form):
         for name in (*self.TOP, "baseline"):
             self.fields[name] = spec_field(name, schema.TOP_LEVEL_FIELDS[name])
         rate = settings.DISCOUNT_RATE
-        self.fields["discount_rate"].help_text += (
-            f"; a new scenario starts at {plain_number(rate)} ({plain_number(100 * rate)} % a "
-            "year), the site's rate, as Ask's plans do"
+        self.fields["discount_rate"].help_text = (
+            f"a new scenario starts at {plain_number(rate)} ({plain_number(100 * rate)} % a "
+            "year), the site's rate, as Ask's plans do; left empty, 0 (no discounting); ≥ 0"
         )
         self.fields["name"].required = False
         for name, spec in schema.SIMULATION_FIELDS.items():
