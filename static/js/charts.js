@@ -15,6 +15,10 @@
   var GAP = 8;
   var TITLE_TOP = 24; // px from the chart's top to its title's first line
   var LEGEND_LINE = 16, LEGEND_GAP = 10; // a legend item's line, and the room between two
+  var LEGEND_CHAR_PX = 6.4; // an average character of a legend's 12 px name
+  var TOOLBAR_ROW = 26; // the toolbar's row above a phone's chart title
+  var SLACK = 24; // a plot this much shorter than planned is not drawn again for it
+  var TICK_LINE = 14, TICK_CHAR_PX = 6.2; // a tick label's line, its average character
 
   function wrap(text, width) {
     if (typeof text !== "string" || width < 8) return text;
@@ -149,6 +153,7 @@
       if (note.text) note.text = wrap(note.text, note.font && note.font.size < 14 ? plotChars : noteChars);
     });
     var legendChars = Math.max(16, Math.min(60, Math.floor((width - 60) / CHAR_PX)));
+    var tickExtra = 0;
     (figure.data || []).forEach(function (trace) {
       if (trace.name) trace.name = wrap(trace.name, legendChars);
       if (typeof trace.mode === "string" && trace.mode.indexOf("text") >= 0 && trace.cliponaxis == null) {
@@ -161,27 +166,22 @@
         var upright = per < 14;
         // upright, as many lines as the bar's room holds side by side
         var most = upright ? Math.max(1, Math.min(3, Math.floor((plotChars * CHAR_PX / Math.max(trace.x.length, 1)) / 16))) : 3;
-        categoryTicks(layout, "xaxis", trace.xaxis, trace.x, function (x) {
+        var ticks = categoryTicks(layout, "xaxis", trace.xaxis, trace.x, function (x) {
           return cut(wrap(x, upright ? 24 : per), most);
-        }).tickangle = upright ? -90 : 0;
+        });
+        ticks.tickangle = upright ? -90 : 0;
+        // the room the labels take below the plot, beyond one line of text
+        var longest = 0, mostLines = 1;
+        ticks.ticktext.forEach(function (t) {
+          mostLines = Math.max(mostLines, lines(t));
+          t.split("<br>").forEach(function (line) { longest = Math.max(longest, line.length); });
+        });
+        tickExtra = Math.max(tickExtra, upright ? longest * TICK_CHAR_PX - TICK_LINE : (mostLines - 1) * TICK_LINE);
       }
     });
     var stacked = stack(layout, width);
     if (stacked) figure.plotHeight = stacked;
     var legend = layout.legend || (layout.legend = {});
-    // on a phone, one legend item a row: the chart made as much taller as the whole legend
-    // needs, so none of it is scrolled out of sight (Plotly's default: half the chart at most)
-    if (width < 600 && legend.maxheight == null) {
-      var legendH = 0;
-      (figure.data || []).forEach(function (trace) {
-        if (trace.showlegend === false || !trace.name) return;
-        legendH += lines(trace.name) * LEGEND_LINE + LEGEND_GAP;
-      });
-      if (legendH > 0) {
-        legend.maxheight = legendH + 2 * LEGEND_GAP;
-        layout.height = (layout.height || height) + legendH;
-      }
-    }
     if (legend.orientation === "h" || width < 600) {
       legend.orientation = "h";
       legend.xref = "container"; legend.x = 0; legend.xanchor = "left";
@@ -190,13 +190,56 @@
     layout.height = layout.height || height;
     layout.width = width;
     layout.autosize = false;
-    figure.titleTop = TITLE_TOP;
-    if (layout.title && layout.title.text) layout.title.y = 1 - figure.titleTop / layout.height;
+    // on a phone the toolbar has a row of its own above the title
+    figure.titleTop = width < 600 ? TITLE_TOP + TOOLBAR_ROW : TITLE_TOP;
+    if (width < 600 && layout.title && layout.title.text) {
+      margin.t = (margin.t == null ? 100 : margin.t) + TOOLBAR_ROW;
+      layout.height += TOOLBAR_ROW;
+    }
     if (figure.plotHeight == null) {
       var mt = margin.t == null ? 100 : margin.t, mb = margin.b == null ? 80 : margin.b;
       figure.plotHeight = Math.max(220, Math.min(layout.height - mt - mb, 340));
     }
+    // the chart made as much taller as its legend at the bottom needs (one item a row on a
+    // phone, rows of items side by side wider), so the plot keeps its height and drawing it
+    // once mostly does; the whole legend shown, none of it scrolled out of sight
+    var legendH = legendHeight(figure, width);
+    if (legendH > 0 && legend.yref === "container") {
+      if (legend.maxheight == null) legend.maxheight = legendH + 4 * LEGEND_GAP;
+      layout.height += legendH;
+    }
+    layout.height += Math.ceil(tickExtra);
+    if (layout.title && layout.title.text) layout.title.y = 1 - figure.titleTop / layout.height;
     return figure;
+  }
+
+  // How tall a figure's legend will be [px], estimated from its items' names.
+  function legendHeight(figure, width) {
+    var layout = figure.layout;
+    var items = (figure.data || []).filter(function (trace) {
+      return trace.showlegend !== false && trace.name && trace.visible !== false;
+    });
+    if (layout.showlegend === false || !items.length) return 0;
+    if (items.length < 2 && layout.showlegend !== true) return 0;
+    if (width < 600) {
+      return items.reduce(function (sum, trace) {
+        return sum + lines(trace.name) * LEGEND_LINE + LEGEND_GAP;
+      }, 0);
+    }
+    var room = width - 40, x = 0, rowLines = 1, total = 0;
+    items.forEach(function (trace) {
+      var longest = 0;
+      trace.name.split("<br>").forEach(function (line) { longest = Math.max(longest, line.length); });
+      var w = 50 + longest * LEGEND_CHAR_PX;
+      if (x > 0 && x + w > room) {
+        total += rowLines * LEGEND_LINE + LEGEND_GAP;
+        x = 0;
+        rowLines = 1;
+      }
+      x += w;
+      rowLines = Math.max(rowLines, lines(trace.name));
+    });
+    return total + rowLines * LEGEND_LINE + LEGEND_GAP;
   }
 
   function lines(text) {
@@ -278,8 +321,8 @@
         drop = Math.ceil(b.bottom - t.top + 4);
       }
     }
+    if (grow <= SLACK && lower <= 0 && drop <= 0) return null;
     grow = Math.min(grow + lower, 1200) + drop;
-    if (grow <= 0) return null;
     layout.height += grow;
     var update = { height: layout.height };
     if (drop > 0) {
