@@ -1,15 +1,25 @@
-"""Server time of each page: ``uv run python bench/pages.py [--repeat N]``.
+"""Each page's server time, and the weight and draw time of the heaviest pages:
+``uv run python bench/pages.py [--part server|weight|both] [--repeat N]``.
 
-Sets up a throwaway SQLite database in a temporary folder (migrate, ``load_catalog``: the demo
-catalog with its quotes), signs in a superuser with Django's test client, and requests each page
-``N`` times after one warm-up. Prints per page the median wall time and the median CPU time of
-this process (the server's work: routing, queries, engine, charts, templates; no network, no
-browser). Then finishes a 100 000-path run of ``bench/uncertain-h100-fleet.json`` in this process
-and times the scenario and run pages of it (the run page: stored result and cost curves, every
-figure and table, key figures, assumptions; its charts are cached after the first view, which is
-timed apart), its downloads, and the charts alone. Target: under
-300 ms a page.
-"""
+Both parts set up a throwaway SQLite database in a temporary folder (migrate, ``load_catalog``:
+the demo catalog with its quotes) and sign in with Django's test client.
+
+``server``: a superuser requests each page ``N`` times after one warm-up. Prints per page the
+median wall time and the median CPU time of this process (the server's work: routing, queries,
+engine, charts, templates; no network, no browser). Then finishes a 100 000-path run of
+``bench/uncertain-h100-fleet.json`` in this process and times the scenario and run pages of it
+(the run page: stored result and cost curves, every figure and table, key figures, assumptions;
+its charts are cached after the first view, which is timed apart), its downloads, and the charts
+alone. Target: under 300 ms a page.
+
+``weight``: an analyst asks the 70B question (``costapp.ask.presets.EXAMPLE_QUESTION``: fine-tune
+a 70B model, then serve it at 20 M tokens a day) through ``POST /ask/``; its answer page, the
+run page of its run and the run's read-only link are then weighed (the bytes of their HTML) and
+drawn in headless Chromium (``/usr/bin/chromium``, driven by Playwright) at 1440 px against a
+threaded WSGI server of the app in this process: the time from the navigation's start until every
+chart is drawn and fitted (``static/js/charts.js`` marks each ``data-settled``), the median of
+``N`` loads (at least 3) after one warm-up. Targets: under 300 KB of HTML, drawn in under 2 s.
+Each figure is printed with its target, met or missed."""
 
 from __future__ import annotations
 
@@ -19,6 +29,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -37,14 +48,8 @@ def _timed(action: Callable[[], object], repeat: int) -> tuple[float, float]:
     return statistics.median(walls), statistics.median(cpus)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=5, help="timed requests per page")
-    args = parser.parse_args()
-
-    from bench.throwaway import throwaway_django
-
-    throwaway_django("gpu-tco-bench-")
+def _server(repeat: int) -> None:
+    """Each page's server time (the ``server`` part)."""
     from django.contrib.auth import get_user_model
     from django.test import Client
 
@@ -66,7 +71,7 @@ def main() -> None:
         "/claims/",
         *(f"/claims/{claim.slug}/" for claim in CLAIMS),
     ]
-    print(f"server time per page, median of {args.repeat} after a warm-up [ms]")
+    print(f"server time per page, median of {repeat} after a warm-up [ms]")
     print(f"{'page':<62} {'wall':>8} {'CPU':>8}")
     for url in pages:
 
@@ -75,7 +80,7 @@ def main() -> None:
             if response.status_code != 200:
                 raise SystemExit(f"{url} answered {response.status_code}")
 
-        wall, cpu = _timed(get, args.repeat)
+        wall, cpu = _timed(get, repeat)
         print(f"{url:<62} {wall * 1000:>8.1f} {cpu * 1000:>8.1f}")
 
     import json
@@ -113,14 +118,14 @@ def main() -> None:
             if response.status_code != 200:
                 raise SystemExit(f"{url} answered {response.status_code}")
 
-        wall, cpu = _timed(get, args.repeat)
+        wall, cpu = _timed(get, repeat)
         print(f"{url + ' (100 000 paths)':<62} {wall * 1000:>8.1f} {cpu * 1000:>8.1f}")
 
     def build() -> None:
         assert run.result is not None
         charts.result_charts(run.result, run.cost_curves)
 
-    wall, cpu = _timed(build, args.repeat)
+    wall, cpu = _timed(build, repeat)
     label = "charts of the run page alone (figures + tables, curves stored)"
     print(f"{label:<62} {wall * 1000:>8.1f} {cpu * 1000:>8.1f}")
 
@@ -130,9 +135,145 @@ def main() -> None:
         if response.status_code != 200:
             raise SystemExit(f"/runs/{run.pk}/ answered {response.status_code}")
 
-    wall, cpu = _timed(first_view, args.repeat)
+    wall, cpu = _timed(first_view, repeat)
     label = f"/runs/{run.pk}/ first view (charts not yet cached)"
     print(f"{label:<62} {wall * 1000:>8.1f} {cpu * 1000:>8.1f}")
+
+
+KB = 1000
+WEIGHT_TARGET_KB = 300.0
+DRAW_TARGET_S = 2.0
+DRAW_WIDTH = 1440
+
+
+def _verdict(value: float, target: float) -> str:
+    return "met" if value < target else "MISSED"
+
+
+def _serve() -> tuple[str, Callable[[], None]]:
+    """The app (static files included, by WhiteNoise) on a threaded WSGI server on a free local
+    port, in a thread of this process: its origin, and how to stop it."""
+    import threading
+    from socketserver import ThreadingMixIn
+    from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+    from django.core.wsgi import get_wsgi_application
+
+    class Quiet(WSGIRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+            pass
+
+    class Threaded(ThreadingMixIn, WSGIServer):
+        daemon_threads = True
+
+    server = make_server(
+        "127.0.0.1", 0, get_wsgi_application(), server_class=Threaded, handler_class=Quiet
+    )
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+
+    def stop() -> None:
+        server.shutdown()
+        server.server_close()
+
+    return f"http://127.0.0.1:{server.server_port}", stop
+
+
+FITTED = """() => Array.from(document.querySelectorAll("[data-figure]")).every(el =>
+  !el.getClientRects().length || el.dataset.settled)"""
+"""JavaScript: every chart on the page drawn and fitted (``static/js/charts.js``)."""
+
+
+def _main_thread_s(cdp: Any) -> float:
+    """How long the page's main thread has been busy since the page's navigation [s] (Chromium's
+    ``TaskDuration``): the drawing's own work, whatever else the machine is doing."""
+    metrics = cdp.send("Performance.getMetrics")["metrics"]
+    return float(next(m["value"] for m in metrics if m["name"] == "TaskDuration"))
+
+
+def _weight(repeat: int) -> None:
+    """The 70B question's answer page, its run's page and read-only link: weight and draw time
+    (the ``weight`` part)."""
+    import os
+
+    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's loop, this thread
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Group
+    from django.test import Client
+    from playwright.sync_api import sync_playwright
+
+    from bench.ask import _ask
+    from costapp.ask.presets import EXAMPLE_QUESTION
+    from costapp.runs.links import run_link_create
+
+    user = get_user_model().objects.create_user("bench-analyst")
+    user.groups.add(Group.objects.get(name="analyst"))
+    client = Client()
+    client.force_login(user)
+    _wall, question = _ask(client, EXAMPLE_QUESTION)
+    run = question.run  # type: ignore[attr-defined]
+    _link, key = run_link_create(run=run, user=user)
+    pages = {
+        "the 70B question's answer page": f"/ask/{question.pk}/",  # type: ignore[attr-defined]
+        "its run's page": f"/runs/{run.pk}/",
+        "its run's read-only link": f"/shared/{key}/",
+    }
+    origin, stop = _serve()
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(
+                executable_path="/usr/bin/chromium",
+                headless=True,
+                args=["--no-sandbox", "--disable-gpu", "--no-first-run"],
+            )
+            context = browser.new_context(viewport={"width": DRAW_WIDTH, "height": 900})
+            session = client.cookies["sessionid"].value
+            context.add_cookies([{"name": "sessionid", "value": session, "url": origin}])
+            page = context.new_page()
+            page.set_default_timeout(120_000)
+            cdp = context.new_cdp_session(page)
+            cdp.send("Performance.enable")
+            for label, url in pages.items():
+                response = client.get(url)
+                if response.status_code != 200:
+                    raise SystemExit(f"{url} answered {response.status_code}")
+                kb = len(response.content) / KB
+                charts = response.content.count(b"data-figure=")
+                draws, busy = [], []
+                for _ in range(max(repeat, 3) + 1):  # the first a warm-up
+                    page.goto(origin + url)
+                    page.wait_for_function(FITTED)
+                    draws.append(page.evaluate("() => performance.now()") / 1000)
+                    busy.append(_main_thread_s(cdp))
+                draw, main = statistics.median(draws[1:]), statistics.median(busy[1:])
+                print(f"{label} ({url.split('/')[1]}, {charts} charts)")
+                print(f"  HTML: {kb:.1f} KB; target < {WEIGHT_TARGET_KB:g} KB: "
+                      f"{_verdict(kb, WEIGHT_TARGET_KB)}")  # fmt: skip
+                print(f"  drawn in Chromium at {DRAW_WIDTH} px: {draw:.2f} s (median of "
+                      f"{len(draws) - 1}, navigation to every chart fitted); target < "
+                      f"{DRAW_TARGET_S:g} s: {_verdict(draw, DRAW_TARGET_S)}; the page's main "
+                      f"thread busy {main:.2f} s of it")  # fmt: skip
+            browser.close()
+    finally:
+        stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--part", choices=("server", "weight", "both"), default="both")
+    parser.add_argument("--repeat", type=int, default=5, help="timed requests (loads) per page")
+    args = parser.parse_args()
+
+    from bench.throwaway import throwaway_django
+
+    throwaway_django("gpu-tco-bench-")
+    import logging
+
+    logging.disable(logging.INFO)
+    if args.part in ("server", "both"):
+        _server(args.repeat)
+    if args.part in ("weight", "both"):
+        _weight(args.repeat)
 
 
 if __name__ == "__main__":

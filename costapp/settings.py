@@ -382,8 +382,9 @@ PRICE_REFRESH_PROVIDER_KINDS: dict[str, str] = env.dict("PRICE_REFRESH_PROVIDER_
 PRICE_STALE_DAYS = env.int("PRICE_STALE_DAYS", default=30)
 # A sourced assumption (hardware.models.Assumption) stated longer ago than this is stale.
 ASSUMPTION_STALE_DAYS = env.int("ASSUMPTION_STALE_DAYS", default=730)
-# The discount rate of the plans /ask/ builds (per year), shown on its form.
-ASK_DISCOUNT_RATE = env.float("ASK_DISCOUNT_RATE", default=0.08)
+# The discount rate (per year) of every new plan: those /ask/ builds and a new scenario in the
+# builder, shown on both forms.
+DISCOUNT_RATE = env.float("DISCOUNT_RATE", default=0.08)
 
 LOGGING = {
     "version": 1,

@@ -5,6 +5,7 @@ each object's "History" page; hand edits made here are recorded with the signed-
 """
 
 from collections.abc import Callable
+from decimal import Decimal
 from typing import Any
 
 from django import forms
@@ -18,6 +19,7 @@ from django.utils.safestring import mark_safe
 from simple_history.admin import SimpleHistoryAdmin
 
 from accounts.roles import CATALOG_EDITOR, user_has_role
+from hardware.display.figures import decimal_text
 from hardware.models import (
     Assumption,
     DedicatedQuote,
@@ -57,9 +59,21 @@ class VisibleTextForm:
         return cleaned
 
 
+class PlainDecimalField(forms.DecimalField):
+    """A stored Decimal in its field as plain digits, never in exponent form (``0E-10`` as
+    ``0``, ``23.9200000000`` as ``23.92``)."""
+
+    def prepare_value(self, value: Any) -> Any:
+        if isinstance(value, Decimal):
+            return decimal_text(value)
+        return super().prepare_value(value)
+
+
 class VisibleTextAdmin(admin.ModelAdmin):
     """An admin whose forms refuse text holding invisible format characters
-    (``VisibleTextForm``)."""
+    (``VisibleTextForm``), its Decimals written as plain digits (``PlainDecimalField``)."""
+
+    formfield_overrides = {models.DecimalField: {"form_class": PlainDecimalField}}
 
     def get_form(
         self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any

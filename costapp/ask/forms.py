@@ -309,7 +309,7 @@ class QuestionForm(forms.Form):
         assert isinstance(owned_field, forms.ChoiceField)
         owned_field.choices = [("", "the first GPU model considered"), *gpu_choices]
         self.memory = memory
-        self.discount_rate = settings.ASK_DISCOUNT_RATE
+        self.discount_rate = settings.DISCOUNT_RATE
         self.fields["discount_percent"].initial = f"{100 * self.discount_rate:g}"
 
     @staticmethod

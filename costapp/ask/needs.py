@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from hardware.display.figures import percent_text
+from hardware.display.figures import percent_text, plain_number, quantity_text
 
 
 def _gpu_name(gpu: str, names: dict[str, str]) -> str:
@@ -28,10 +28,10 @@ def _serving(w: dict[str, Any], gpus: dict[str, Any], names: dict[str, str]) -> 
             f"average ({decode:,.2f} generating at {w['tokens_per_second_per_gpu']:,.0f} tokens/s "
             "each")  # fmt: skip
     if ratio:
-        said += (f", {prefill:,.2f} reading {ratio:g} prompt tokens per generated token at "
+        said += (f", {prefill:,.2f} reading {plain_number(ratio)} prompt tokens per generated token at "
                  f"{w['prefill_tokens_per_second_per_gpu']:,.0f} tokens/s each")  # fmt: skip
-    said += (f"), {math.ceil(busy * peak - 1e-9):,} at the busiest hours ({peak:g} times the "
-             f"average, {hours:g} hours a day)")  # fmt: skip
+    said += (f"), {math.ceil(busy * peak - 1e-9):,} at the busiest hours ({plain_number(peak)} times the "
+             f"average, {plain_number(hours)} hours a day)")  # fmt: skip
     memory = (gpus.get(w["gpu"]) or {}).get("memory_gb")
     if w.get("params_billion") and memory:
         fit = math.ceil(2 * w["params_billion"] * 1.2 / memory - 1e-9)
@@ -55,9 +55,9 @@ def _training(
     tflops = figures.get(f"{w.get('precision', 'bf16')}_dense_tflops") or 0
     gpu = _gpu_name(w["gpu"], names)
     if not tflops:
-        return f"“{w['name']}”: {w['flops_per_run']:.3g} FLOPs a run."
+        return f"“{w['name']}”: {quantity_text(w['flops_per_run'])} FLOPs a run."
     hours = w["flops_per_run"] / (tflops * 1e12 * w["mfu"] * 3600)
-    said = (f"“{w['name']}”: {w['flops_per_run']:.3g} FLOPs a run, {hours:,.0f} {gpu} GPU-hours "
+    said = (f"“{w['name']}”: {quantity_text(w['flops_per_run'])} FLOPs a run, {hours:,.0f} {gpu} GPU-hours "
             f"at {percent_text(w['mfu'])} of its peak")  # fmt: skip
     n = w.get("cluster_gpus")
     if not n:
@@ -69,8 +69,8 @@ def _training(
         interval = math.sqrt(2 * delta * failure)
         goodput = 1 - (delta / interval if delta else 0.0) - (restart + interval / 2) / failure
         said += (f"; on {n:,} GPUs at once a failure every {failure:,.2f} hours ({mtbf:,.0f} "
-                 f"GPU-hours between failures ÷ {n:,}), a checkpoint of {delta * 60:g} minutes "
-                 f"every {interval:,.2f} hours and restarts of {restart * 60:g} minutes: goodput "
+                 f"GPU-hours between failures ÷ {n:,}), a checkpoint of {plain_number(delta * 60)} minutes "
+                 f"every {interval:,.2f} hours and restarts of {plain_number(restart * 60)} minutes: goodput "
                  f"{goodput:.4f}")  # fmt: skip
     else:
         said += f"; on {n:,} GPUs at once, no failures counted"

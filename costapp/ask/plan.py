@@ -26,9 +26,11 @@ from costapp.ask.forms import CERTAINTY, COMMITMENT_YEARS, INFERENCE_BYTES
 from costapp.ask.offers import acceptable_prices, alternatives, offer_ref, price_words
 from costapp.ask.presets import MODEL_PRESETS, preset_get
 from costapp.scenarios.catalog import engine_gpu_figures
+from costapp.scenarios.growth import monthly_from_yearly
 from costapp.scenarios.sources import resolved_catalog_refs
 from costapp.tco import normalize, plan_build, schema
 from hardware import selectors as catalog
+from hardware.display.figures import plain_number, quantity_text
 from hardware.hosted import selectors as market
 from hardware.models import DedicatedQuote, GpuModel, PurchaseQuote
 
@@ -79,7 +81,7 @@ def workloads_of(answers: dict[str, Any], first_gpu: str, figures: dict[str, Any
         serving = {
             "type": "inference",
             "name": f"Serve {_model_words(answers, 'serve')} at "
-            f"{answers['tokens_per_day']:,.0f} generated tokens a day",
+            f"{quantity_text(answers['tokens_per_day'])} generated tokens a day",
             "gpu": first_gpu,
             "params_billion": params,
             "tokens_per_second": answers["tokens_per_day"] / 86_400,
@@ -98,7 +100,7 @@ def workloads_of(answers: dict[str, Any], first_gpu: str, figures: dict[str, Any
         found.append(
             {
                 "type": "steady",
-                "name": f"A steady fleet of {answers['steady_gpus']:g} GPUs",
+                "name": f"A steady fleet of {plain_number(answers['steady_gpus'])} GPUs",
                 "gpu": first_gpu,
                 "gpus": answers["steady_gpus"],
                 "utilization": answers.get("steady_utilization")
@@ -111,9 +113,9 @@ def workloads_of(answers: dict[str, Any], first_gpu: str, figures: dict[str, Any
 
 
 def monthly_growth(answers: dict[str, Any]) -> float:
-    """The growth a year asked, as the format's rate a month: (1 + g)^(1/12) − 1."""
-    per_year = (answers.get("growth_per_year") or 0.0) / 100
-    return float((1 + per_year) ** (1 / 12) - 1)
+    """The growth a year asked, as the format's rate a month: (1 + g)^(1/12) − 1, by the rule
+    the builder converts with too (``costapp.scenarios.growth``)."""
+    return monthly_from_yearly(answers.get("growth_per_year") or 0.0)
 
 
 def _params(answers: dict[str, Any], prefix: str) -> float:
@@ -123,7 +125,9 @@ def _params(answers: dict[str, Any], prefix: str) -> float:
 
 def _model_words(answers: dict[str, Any], prefix: str) -> str:
     preset = preset_get(str(answers.get(f"{prefix}_model") or ""))
-    return preset.label if preset else f"a {answers[f'{prefix}_params_billion']:g}B model"
+    return (
+        preset.label if preset else f"a {plain_number(answers[f'{prefix}_params_billion'])}B model"
+    )
 
 
 def _training(answers: dict[str, Any], gpu: str, figures: dict[str, Any]) -> dict:
@@ -131,7 +135,7 @@ def _training(answers: dict[str, Any], gpu: str, figures: dict[str, Any]) -> dic
     lora = answers.get("train_method") != "full"
     name = (
         f"{'Fine-tune (LoRA)' if lora else 'Train'} {_model_words(answers, 'train')}, "
-        f"{answers['runs_per_year']:g} runs a year"
+        f"{plain_number(answers['runs_per_year'])} runs a year"
     )
     workload: dict[str, Any] = {
         "type": "training",
@@ -433,11 +437,10 @@ def question_title(answers: dict[str, Any]) -> str:
         parts.append(f"{'fine-tune' if answers.get('train_method') != 'full' else 'train'} "
                      f"{_model_words(answers, 'train')}")  # fmt: skip
     if answers.get("serve"):
-        per_day = answers["tokens_per_day"]
-        amount = f"{per_day / 1e9:,.3g} B" if per_day >= 1e9 else f"{per_day / 1e6:,.3g} M"
+        amount = quantity_text(answers["tokens_per_day"])
         parts.append(f"serve {_model_words(answers, 'serve')} at {amount} tokens a day")
     if answers.get("steady"):
-        parts.append(f"{answers['steady_gpus']:g} GPUs steady")
+        parts.append(f"{plain_number(answers['steady_gpus'])} GPUs steady")
     return f"Ask: {', then '.join(parts)} over {answers['months']} months"
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from django import forms
+from django.conf import settings
 
 from costapp.tco import FieldError, schema
 
@@ -61,7 +62,10 @@ class ScenarioBuilder:
     ) -> None:
         self.catalog = catalog or CatalogChoices()
         form_kwargs = {"catalog": self.catalog}
-        self.scenario = ScenarioForm(data)
+        # a new scenario starts at the site's discount rate, the one Ask's plans take
+        self.scenario = ScenarioForm(
+            data, initial=None if data is not None else {"discount_rate": settings.DISCOUNT_RATE}
+        )
         if data is None:
             self.workloads = WorkloadFormSet(
                 prefix="workloads", initial=[{}], form_kwargs=form_kwargs

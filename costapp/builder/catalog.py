@@ -10,6 +10,7 @@ from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from hardware import selectors as catalog
+from hardware.display.figures import plain_number
 from hardware.hosted import selectors as market
 from hardware.models import stale_before
 
@@ -62,8 +63,8 @@ def token_price_choices() -> list[tuple[str, str]]:
 
 def _unit_value(terms: market.AssumptionTerms) -> str:
     if terms.unit.upper().startswith("USD"):
-        return f"${terms.value:,.10g} {terms.unit[3:].strip()}".strip()
-    return f"{terms.value:,.10g} {terms.unit}"
+        return f"${plain_number(terms.value)} {terms.unit[3:].strip()}".strip()
+    return f"{plain_number(terms.value)} {terms.unit}"
 
 
 def assumption_choices() -> dict[str, list[tuple[str, str]]]:
@@ -93,7 +94,7 @@ def assumption_choices() -> dict[str, list[tuple[str, str]]]:
                 (
                     market.ENGINEER_COST_KEY,
                     f"Staff rule: servers × ${cost.value:,.0f} per engineer-year / 12 / "
-                    f"{ratio.value:,.10g} servers per engineer ({cost.source}; {ratio.source})",
+                    f"{plain_number(ratio.value)} servers per engineer ({cost.source}; {ratio.source})",
                 )
             )
     return found

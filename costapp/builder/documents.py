@@ -17,11 +17,13 @@ from costapp.builder.fields import layers_text, ranges_text, tiers_text, value_t
 from costapp.builder.forms import (
     BILLING_OWNERS,
     DIST_PARAMS,
+    GROWTH_A_YEAR,
     OPTION_FORM_FIELDS,
     QUOTE_FIELDS,
     ScenarioForm,
 )
 from costapp.builder.labels import ASSUMPTION_SUFFIX
+from costapp.scenarios.growth import yearly_text
 
 
 def _row_data(
@@ -98,6 +100,13 @@ def document_form_data(
             plain = allowed - {"offer", "financing", "quote", "egress_tiers"}
             row, rest = _row_data(section, i, item, plain)
             data.update(row)
+            growth = item.get("monthly_growth")
+            if (
+                section == "workloads"
+                and isinstance(growth, int | float)
+                and not isinstance(growth, bool)
+            ):  # shown a year too, converted
+                data[f"workloads-{i}-{GROWTH_A_YEAR}"] = yearly_text(float(growth))
             for key in rest:
                 value = item[key]
                 field_path = f"{path}.{key}"

@@ -16,7 +16,7 @@ from costapp.tco import FieldSpec
 
 if TYPE_CHECKING:
     pass
-from costapp.builder.labels import NOTES, field_help, label_of, shown
+from costapp.builder.labels import NOTES, exact_decimal, field_help, label_of, shown
 
 INTEGER = re.compile(r"[+-]?\d+")
 """A whole number as the form takes it (a sign, digits)."""
@@ -209,13 +209,14 @@ def tiers_text(tiers: Any) -> str:
 
 
 def value_text(value: Any) -> str:
-    """A document's value as a form field shows it (``None``: empty; floats exactly)."""
+    """A document's value as a form field shows it (``None``: empty; floats exactly, never in
+    exponent form)."""
     if value is None:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
-        return repr(value)
+        return exact_decimal(value)
     if isinstance(value, int | str):
         return str(value)
     return json.dumps(value)

@@ -5,10 +5,12 @@ sizing sweep), their fields from the engine's tables.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from django import forms
+from django.conf import settings
 from django.forms import formset_factory
 
 from costapp.tco import FieldSpec, schema, swept_field
@@ -19,8 +21,12 @@ from costapp.builder.catalog import CatalogChoices
 from costapp.builder.fields import INTEGER, NumberField, RangesField, TiersField, spec_field
 from costapp.builder.labels import ASSUMPTION_SUFFIX, NOTES, label_of
 from costapp.reports.field_labels import QUANTITY_LABELS
+from costapp.scenarios.growth import agree, growth_words, monthly_from_yearly
+from hardware.display.figures import plain_number
 
 DIST_PARAMS = ("low", "mode", "high", "mean", "sd")
+GROWTH_A_YEAR = "growth_per_year"
+"""A workload's growth a year in percent: the builder's way to give ``monthly_growth``."""
 
 
 def _with_value(choices: list[tuple[str, str]], value: Any, what: str) -> list[tuple[str, str]]:
@@ -57,6 +63,11 @@ class ScenarioForm(forms.Form):
         super().__init__(*args, **kwargs)
         for name in (*self.TOP, "baseline"):
             self.fields[name] = spec_field(name, schema.TOP_LEVEL_FIELDS[name])
+        rate = settings.DISCOUNT_RATE
+        self.fields["discount_rate"].help_text = (
+            f"a new scenario starts at {plain_number(rate)} ({plain_number(100 * rate)} % a "
+            "year), the site's rate, as Ask's plans do; left empty, 0 (no discounting); ≥ 0"
+        )
         self.fields["name"].required = False
         for name, spec in schema.SIMULATION_FIELDS.items():
             self.fields[name] = spec_field(name, spec)
@@ -187,7 +198,48 @@ class WorkloadForm(RowForm):
             for name, spec in table.items():
                 if name not in self.fields:
                     self.fields[name] = spec_field(name, spec)
+        # growth given a year or a month (the document takes it a month), the year first
+        fields: dict[str, forms.Field] = {}
+        for name, field in self.fields.items():
+            if name == "monthly_growth":
+                fields[GROWTH_A_YEAR] = NumberField(
+                    required=False,
+                    label=label_of(GROWTH_A_YEAR),
+                    help_text=NOTES[GROWTH_A_YEAR],
+                )
+            fields[name] = field
+        self.fields = fields
         self.fields["DELETE"] = forms.BooleanField(required=False, widget=forms.HiddenInput)
+
+    def clean(self) -> dict[str, Any]:
+        """Growth a year into the document's growth a month, (1 + g)^(1/12) − 1, when the rate
+        a month is empty; both given, they must say the same growth."""
+        data = super().clean() or {}
+        per_year, monthly = data.get(GROWTH_A_YEAR), data.get("monthly_growth")
+        if per_year is None:
+            return data
+        if per_year <= -100:
+            self.add_error(GROWTH_A_YEAR, "Must be above −100 % a year (−100 % leaves no work).")
+        elif monthly is None:
+            data["monthly_growth"] = monthly_from_yearly(per_year)
+        elif not agree(monthly, per_year):
+            self.add_error(
+                GROWTH_A_YEAR,
+                f"Says {growth_words(monthly_from_yearly(per_year))}, but the growth per month "
+                f"says {growth_words(monthly)}: clear one of them.",
+            )
+        return data
+
+    def growth_note(self) -> str:
+        """The growth as typed, a month and a year (shown under the rate a month)."""
+        for name, convert in (("monthly_growth", float), (GROWTH_A_YEAR, monthly_from_yearly)):
+            try:
+                value = convert(float(str(self.value(name) or "").strip()))
+            except (ValueError, OverflowError, ZeroDivisionError):
+                continue
+            if math.isfinite(value) and value > -1:
+                return "= " + growth_words(value)
+        return ""
 
     def layout(self) -> list[tuple[forms.BoundField, str, str]]:
         """(field, the types it belongs to or "" for all, billings ""), in order."""

@@ -5,6 +5,7 @@ from the engine's tables.
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from costapp.reports.field_labels import ASSUMPTION_SUFFIX, LABELS, label_of
@@ -51,12 +52,26 @@ NOTES = {
     "prefill_tokens_per_second_per_gpu": "default: estimated from the parameters (prompts read "
     "at half the peak compute); read only with input tokens",
     "tail_fraction": "default 0.1: tail NPV is the mean NPV of this worst share of paths",
+    "growth_per_year": "or per month below, either one: 50 means 1.5 times a year, "
+    "3.437 % a month; the page converts it",
+    "monthly_growth": "a fraction a month (0.0343661 is 50 % a year), or give it a year above",
 }
 
 
+def exact_decimal(value: float) -> str:
+    """A float exactly as Python writes it back (``36.0``, ``0.034366``), but never in exponent
+    form: ``4.2359999999999993e+20`` as ``423599999999999930000.0``, ``1e-05`` as ``0.00001``."""
+    text = format(Decimal(repr(value)), "f")
+    return text if "." in text else text + ".0"  # read back as a float, not a whole number
+
+
 def shown(value: Any) -> str:
+    """A default or bound as a hint shows it: whole floats without ``.0``, never in exponent
+    form (``1e-06`` as ``0.000001``)."""
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
+    if isinstance(value, float):
+        return exact_decimal(value)
     return str(value)
 
 

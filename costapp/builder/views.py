@@ -26,6 +26,7 @@ from costapp.models import Scenario
 from costapp.scenarios import catalog as scenario_catalog
 from costapp.scenarios import selectors, services
 from costapp.tco import FieldError, ScenarioError, loads, schema
+from hardware.display.figures import plain_number, quantity_text
 from hardware.selectors import offer_confidences
 
 
@@ -120,7 +121,11 @@ def _estimates_show(builder: ScenarioBuilder) -> None:
             field = form.fields.get(name)
             if field is None:
                 continue
-            figure = f"{float(value):,.0f}" if float(value) >= 100 else f"{float(value):,.3g}"
+            number = float(value)
+            if number >= 1e6:
+                figure = quantity_text(number)
+            else:
+                figure = f"{number:,.0f}" if number >= 100 else plain_number(number, 3)
             field.widget.attrs["placeholder"] = f"{figure} (estimate)"
             field.help_text = f"{field.help_text} Left empty, the run uses the estimate {figure}."
             form[name].help_text = field.help_text  # a bound field copies it when first made

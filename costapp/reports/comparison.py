@@ -21,6 +21,7 @@ from typing import Any
 from costapp.reports.input_changes import ABSENT, InputChange, inputs_changes
 from costapp.reports.input_words import field_words
 from costapp.reports.pairing import Pair, Pairing, results_pairing
+from hardware.display.figures import quantity_text
 
 __all__ = [
     "ABSENT",
@@ -349,7 +350,8 @@ def results_compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> Comparison:
 
 def value_text(value: Any) -> str:
     """An input value as the comparison page writes it: "—" for null, "(absent)" for a path the
-    run does not have, numbers as written, other values as JSON."""
+    run does not have, numbers as written (6 significant figures, from a million up with the
+    letter of their size), other values as JSON."""
     if value is ABSENT:
         return "(absent)"
     if value is None:
@@ -361,5 +363,5 @@ def value_text(value: Any) -> str:
     if isinstance(value, int):
         return f"{value:,}"
     if isinstance(value, float):
-        return f"{value:,.6g}"
+        return quantity_text(value, 6)  # 2e9 as "2 B", never in exponent form
     return json.dumps(value)

@@ -27,6 +27,8 @@ LABELS = {
     "type": "Type",
     "horizon_months": "Horizon (months)",
     "discount_rate": "Discount rate (per year)",
+    "growth_per_year": "Growth per year (%)",
+    "monthly_growth": "Growth per month",
     "egress_tb_per_month": "Egress (TB per month)",
     "baseline": "Baseline option",
     "params_billion": "Parameters (billions)",

@@ -210,6 +210,11 @@ TERMS: tuple[Term, ...] = (
         "Marketplace",
         "A site where many hosts list GPUs at their own prices; listings come and go.",
     ),
+    Term(
+        "sizes",
+        "M, B, T, P, E, Z (in counts)",
+        "A count's size: million, billion, trillion, then a thousand trillion (peta), a million trillion (exa), a billion trillion (zetta): 2 B tokens is 2,000,000,000.",
+    ),
 )
 """Every term, in the order the glossary lists them."""
 

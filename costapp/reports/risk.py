@@ -17,6 +17,7 @@ from typing import Any
 
 from costapp.models import RunRisk, SimulationRun
 from costapp.tco import budget_exceedance, sorted_totals_from_payload
+from hardware.display.figures import plain_number
 
 MEANINGS = {
     "mean_npv": (
@@ -92,7 +93,7 @@ def budget_parse(text: str) -> Budget:
 
 def _tail_words(result: Mapping[str, Any]) -> str:
     fraction = float((result["inputs"].get("simulation") or {}).get("tail_fraction", 0.1))
-    return f"worst {100.0 * fraction:g} %"
+    return f"worst {plain_number(100.0 * fraction)} %"
 
 
 OPTION_KEYS = ("mean_npv_usd", "p90_npv_usd", "tail_npv_usd", "probability_cheapest")

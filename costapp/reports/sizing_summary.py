@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from hardware.display.figures import plain_number
+
 UNITS = {"committed_gpus": ("committed GPU", "committed GPUs"), "servers": ("server", "servers")}
 """The swept field's unit, singular and plural."""
 
@@ -42,7 +44,9 @@ def objective_label(result: Mapping[str, Any], objective: str) -> str:
         return "NPV on the scenario's own values" if paths(result) else label
     if objective == "tail_npv":  # format 1.3: the mean NPV of the worst paths
         fraction = float((result.get("simulation") or {}).get("tail_fraction") or 0.1)
-        return f"mean NPV of the worst {100.0 * fraction:g} % of {paths(result):,} paths"
+        return (
+            f"mean NPV of the worst {plain_number(100.0 * fraction)} % of {paths(result):,} paths"
+        )
     return f"{label} over {paths(result):,} paths"
 
 
@@ -117,7 +121,7 @@ def candidates(result: Mapping[str, Any], index: int) -> list[Candidate]:
         elif shortfall is not None and shortfall[i] > cap:
             reason = (
                 f"leaves work undone on {100.0 * shortfall[i]:.1f} % of paths "
-                f"(at most {100.0 * cap:g} % allowed)"
+                f"(at most {plain_number(100.0 * cap)} % allowed)"
             )
         out.append(Candidate(int(size), float(objective[i]), not reason, reason))
     return out
@@ -177,7 +181,7 @@ def _no_best(result: Mapping[str, Any], index: int, found: list[Candidate]) -> s
     shortfall = sweep["shortfall_probability"]
     return (
         f"No size from {low:,} to {_size(field, high)} qualifies: every one that does the work "
-        f"on the scenario's own values still leaves work undone on more than {100.0 * cap:g} % "
+        f"on the scenario's own values still leaves work undone on more than {plain_number(100.0 * cap)} % "
         f"of the simulated paths (the largest, {high:,}, on {100.0 * shortfall[-1]:.1f} %). "
         "Widen max, or allow more shortfall (max_shortfall_probability)."
     )

@@ -17,6 +17,7 @@ from costapp.reports.risk import risk_panel
 from costapp.reports.sources import source_rows
 from costapp.reports.warning_words import warnings_grouped, warnings_split
 from costapp.runs import chart_cache
+from hardware.display.figures import plain_number
 from hardware.selectors import gpu_names, provider_names
 
 
@@ -116,7 +117,7 @@ def run_sizing(*, run: SimulationRun) -> list[dict[str, Any]]:
         if sizing_summary.paths(result):
             cap = sizing_summary.max_shortfall_probability(result, index)
             swept += (
-                f"; work may be left undone on at most {100.0 * cap:g} % of the paths"
+                f"; work may be left undone on at most {plain_number(100.0 * cap)} % of the paths"
                 if cap > 0
                 else "; every path must get all its work done"
             )
@@ -173,7 +174,7 @@ def joint_sizing_item(result: dict[str, Any], index: int, chart: Any) -> dict[st
         "objective": label,
         "objective_is_npv": sweep["objective"] == "npv",
         "tail_words": "Mean NPV of the worst "
-        f"{100.0 * float((result.get('simulation') or {}).get('tail_fraction') or 0.1):g} % "
+        f"{plain_number(100.0 * float((result.get('simulation') or {}).get('tail_fraction') or 0.1))} % "
         "of paths",
         "simulated": simulated,
         "sentence": joint_sizing.sentence(result, index),

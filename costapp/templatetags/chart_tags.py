@@ -6,11 +6,21 @@ from numbers import Number
 from typing import Any
 
 from django import template
+from django.core.serializers.json import DjangoJSONEncoder
+from django.utils.html import json_script
 
 from costapp.reports.glossary import meaning_of
-from hardware.display.charts import Chart
+from hardware.display.charts import Chart, Table, page_figure, page_templates
+from hardware.display.figures import column_decimals, column_text, plain_number, quantity_text
 
 register = template.Library()
+
+
+class CompactJSONEncoder(DjangoJSONEncoder):
+    """JSON without the spaces after its commas and colons: a figure's thousands of numbers."""
+
+    item_separator = ","
+    key_separator = ":"
 
 
 @register.inclusion_tag("charts/_chart.html")
@@ -18,7 +28,16 @@ def chart(chart: Chart, suffix: str = "") -> dict[str, Any]:
     """A chart's figure (drawn in the browser) and its tables; ``suffix`` keeps element ids
     unique when a page shows the same kind of chart twice."""
     dom_id = f"{chart.key}-{suffix}" if suffix else chart.key
-    return {"chart": chart, "dom_id": dom_id, "figure_id": f"figure-{dom_id}"}
+    figure_id = f"figure-{dom_id}"
+    script = json_script(page_figure(chart.figure), figure_id, encoder=CompactJSONEncoder)
+    return {"chart": chart, "dom_id": dom_id, "figure_id": figure_id, "figure_script": script}
+
+
+@register.inclusion_tag("charts/_templates.html")
+def chart_templates() -> dict[str, Any]:
+    """The Plotly templates the page's figures name, once for the page (``page_figure``)."""
+    script = json_script(page_templates(), "plotly-templates", encoder=CompactJSONEncoder)
+    return {"templates_script": script}
 
 
 @register.filter
@@ -27,24 +46,38 @@ def is_number(value: Any) -> bool:
     return isinstance(value, Number) and not isinstance(value, bool)
 
 
-@register.filter
-def chart_cell(value: Any) -> str:
-    """A table cell: whole numbers with thousands separators, other floats to 2 decimals from
-    100 up and 4 below, Decimals as written, times in UTC, a dash for no value."""
+def chart_cell(value: Any, decimals: int | None = None) -> str:
+    """A table cell: a number at its column's ``decimals`` (``hardware.display.figures.column_text``;
+    without them, whole numbers with thousands separators and other numbers to 4 significant
+    figures), Decimals alike, booleans as yes or no, times in UTC, a dash for no value."""
     if value is None:
         return "—"
     if isinstance(value, bool):
         return "yes" if value else "no"
-    if isinstance(value, int):
-        return f"{value:,}"
-    if isinstance(value, float):
-        return f"{value:,.2f}" if abs(value) >= 100 else f"{value:,.4f}"
-    if isinstance(value, Decimal):
-        text = format(value.normalize(), "f")
-        return text
+    if isinstance(value, int | float | Decimal):
+        if decimals is None:
+            decimals = column_decimals([value])
+        return column_text(value, decimals)
     if isinstance(value, datetime):
         return value.strftime("%Y-%m-%d %H:%M")
     return str(value)
+
+
+@register.filter
+def table_rows(table: Table) -> list[list[tuple[str, bool]]]:
+    """A chart table's rows as cells of (text, is a number), each column's numbers at one
+    precision (``hardware.display.figures.column_decimals`` over the column)."""
+    width = max((len(row) for row in table.rows), default=0)
+    decimals = [
+        column_decimals(
+            row[index] for row in table.rows if index < len(row) and is_number(row[index])
+        )
+        for index in range(width)
+    ]
+    return [
+        [(chart_cell(cell, decimals[index]), is_number(cell)) for index, cell in enumerate(row)]
+        for row in table.rows
+    ]
 
 
 @register.filter
@@ -72,25 +105,28 @@ def fixed(value: Any, digits: int = 2) -> str:
 @register.filter
 def source_value(value: Any) -> str:
     """A figure of the sources table as written in ``inputs`` (up to 10 significant digits; from
-    100 up, a fraction to the cent), an egress tier list in words; a dash for no value."""
+    100 up, a fraction to the cent; from a trillion up with the letter of its size, never in
+    exponent form), an egress tier list in words; a dash for no value."""
     if value is None:
         return "—"
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, int | float):
+        if abs(value) >= 1e12:
+            return quantity_text(value, 10)  # 4.236e+20 as 423.6 E
         if abs(value) >= 100 and value != int(value):
             return f"{value:,.2f}"  # money of this size to the cent
-        return f"{value:,.10g}"
+        return plain_number(value)
     if isinstance(value, list):
         parts = []
         for tier in value:
             if not isinstance(tier, dict):
                 return str(value)
             bound = tier.get("up_to_tb")
-            where = "beyond" if bound is None else f"up to {bound:,.10g} TB"
+            where = "beyond" if bound is None else f"up to {plain_number(bound)} TB"
             if bound is None and len(value) == 1:
                 where = "all traffic"
-            parts.append(f"{where}: {tier.get('usd_per_gb', 0):,.10g} USD/GB")
+            parts.append(f"{where}: {plain_number(tier.get('usd_per_gb', 0))} USD/GB")
         return "; ".join(parts)
     return str(value)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import html
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -109,6 +110,43 @@ def template_json(name: str) -> dict[str, Any]:
         "template"
     ]
     return template
+
+
+PAGE_DIGITS = 9
+"""The significant digits of a figure's numbers on a page: whole dollars up to a billion, cents
+below ten million; what a chart draws and its tooltip says (the tables beside it, downloads and
+the API keep the exact figures)."""
+
+
+def _page_number(value: Any) -> Any:
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return value
+        short = float(f"{value:.{PAGE_DIGITS}g}")
+        return int(short) if short.is_integer() and abs(short) < 1e15 else short
+    if isinstance(value, list):
+        return [_page_number(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _page_number(item) for key, item in value.items()}
+    return value
+
+
+def page_figure(figure: Mapping[str, Any]) -> dict[str, Any]:
+    """A figure as a page carries it: its template by name where it is ``TEMPLATE`` as
+    ``template_json`` resolves it (the page holds that template once, ``page_templates``, and
+    ``static/js/charts.js`` puts it back before drawing), its numbers to ``PAGE_DIGITS``
+    significant digits (a whole number without its ``.0``). A figure's own JSON keeps both
+    whole (``figure_json``)."""
+    layout = dict(figure.get("layout") or {})
+    if layout.get("template") == template_json(TEMPLATE):
+        layout["template"] = TEMPLATE
+    shown: dict[str, Any] = _page_number({**figure, "layout": layout})
+    return shown
+
+
+def page_templates() -> dict[str, Any]:
+    """The templates a page's figures name (``page_figure``), by name: written once per page."""
+    return {TEMPLATE: template_json(TEMPLATE)}
 
 
 def empty_figure(*, layout: Mapping[str, Any]) -> go.Figure:

@@ -7,6 +7,12 @@ keep the exact figures.
 - A price per hour (or per GPU-hour, per million tokens): 2 decimals from $1 up (``$2.49``), 3
   significant figures below (``$0.0625``, ``$0.412``); never in exponent form.
 - A percentage: one decimal (``37.5 %``).
+- A count or quantity (tokens, FLOPs, GPU-hours): below a million with thousands separators
+  (``150,000``), from a million up with the letter of its size (``20 M``, ``2 B``, ``1.5 T``, then
+  SI's ``P``, ``E``, ``Z``, ``Y``), 3 significant figures.
+- A column of a table: one precision for the whole column, by its largest figure: whole from
+  1,000 up (``265,000`` beside ``0``), 2 decimals from 1 (``125.00`` beside ``75.00``), 4 below.
+- No figure is ever written in exponent form (``4.2e+20``).
 - An age: "today", "yesterday", "3 days ago" (under 60 days), "14 months ago" (under 24 months),
   "3 years ago"; a date in the future is "in 5 days" (a quote valid until then, say).
 """
@@ -14,6 +20,8 @@ keep the exact figures.
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Iterable
 from datetime import date, datetime
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
@@ -32,6 +40,90 @@ def _number(value: Any) -> float | None:
     except (TypeError, ValueError):
         return None
     return number if math.isfinite(number) else None
+
+
+def plain_number(value: Any, digits: int = 10) -> str:
+    """A number with thousands separators and at most ``digits`` significant figures, its
+    trailing zeros dropped, never in exponent form: ``1,234.5``, ``0.034366``, ``2,000,000``. A
+    dash for no value."""
+    number = _number(value)
+    if number is None:
+        return DASH
+    rounded = Decimal(f"{number:.{int(digits)}g}")
+    text = format(rounded, ",f")
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return "0" if text in {"-0", ""} else text
+
+
+def decimal_text(value: Decimal | None) -> str:
+    """A stored Decimal as plain text with its trailing zeros dropped: ``23.9200000000`` ->
+    ``23.92``, ``80.00`` -> ``80``, ``0E-10`` -> ``0``; never rounded, never in exponent form;
+    ``None`` -> ``""``."""
+    if value is None:
+        return ""
+    text = format(Decimal(value).normalize(), "f")
+    return "0" if text in {"-0", "0"} else text
+
+
+EXPONENT_FORM = re.compile(r"(?<![\w.-])\d+(?:\.\d+)?[eE][+-]\d+(?!\w)")
+"""A number written in exponent form inside a text ("per token in/out 5e-07/2.15e-06")."""
+
+
+def plain_numbers_in(text: str) -> str:
+    """``text`` with every number in exponent form written in plain digits (a source's note
+    "per token 5e-07" reads "per token 0.0000005"); the rest as it is."""
+    return EXPONENT_FORM.sub(lambda found: plain_number(float(found.group(0)), 10), text or "")
+
+
+SIZE_LETTERS = (
+    (1e24, "Y"),
+    (1e21, "Z"),
+    (1e18, "E"),
+    (1e15, "P"),
+    (1e12, "T"),
+    (1e9, "B"),
+    (1e6, "M"),
+)
+"""The letters of a quantity's size from a million up: million, billion, trillion (as a person
+says a count of tokens), then SI's peta, exa, zetta, yotta (FLOPs)."""
+
+
+def quantity_text(value: Any, digits: int = 3) -> str:
+    """A count or quantity as a person reads it: below a million with thousands separators and
+    at most 6 significant figures (``150,000``, ``12.5``); from a million up with the letter of
+    its size and ``digits`` significant figures (``20 M``, ``2 B``, ``1.5 T``, ``424 E``);
+    never in exponent form. A dash for no value."""
+    number = _number(value)
+    if number is None:
+        return DASH
+    for size, letter in SIZE_LETTERS:
+        if abs(number) >= size * (1 - 0.5 * 10.0 ** (1 - digits)):  # 999.9 M reads 1 B
+            return f"{plain_number(number / size, digits)} {letter}"
+    return plain_number(number, max(int(digits), 6))
+
+
+def column_decimals(values: Iterable[Any]) -> int:
+    """The decimals of a column of figures, one for the whole column, by its largest figure:
+    none from 1,000 up (``265,000`` and ``0``), 2 from 1 (``125.00`` and ``75.00``), 4 below
+    (``0.0625`` and ``0.0310``); none for a column of whole numbers."""
+    numbers = [n for n in (_number(v) for v in values) if n is not None]
+    largest = max((abs(n) for n in numbers), default=0.0)
+    if largest >= 1000 or all(n.is_integer() for n in numbers):
+        return 0
+    return 2 if largest >= 1 else 4
+
+
+def column_text(value: Any, decimals: int) -> str:
+    """A figure of a table's column at the column's ``decimals`` (``column_decimals``), with
+    thousands separators; never ``-0``. A dash for no value."""
+    number = _number(value)
+    if number is None:
+        return DASH
+    text = f"{number:,.{int(decimals)}f}"
+    if text.lstrip("-").strip("0.,") == "":
+        return text.lstrip("-")
+    return text
 
 
 def usd_total(value: Any, *, sign: bool = False) -> str:

@@ -22,6 +22,7 @@ from decimal import Decimal
 
 from django.db.models import Exists, OuterRef, QuerySet
 
+from hardware.display.figures import plain_number
 from hardware.models import Assumption, Confidence, TokenPrice
 
 STAFF_FIELD = "on_prem.staff_usd_per_month"
@@ -167,7 +168,7 @@ def staff_usd_per_month(servers: float) -> AssumptionTerms | None:
         unit="USD per month",
         applies_to=STAFF_FIELD,
         source=(
-            f"{STAFF_RULE}, servers = {servers:g}; {ENGINEER_COST_KEY} = {cost.value.normalize():f}"
+            f"{STAFF_RULE}, servers = {plain_number(servers)}; {ENGINEER_COST_KEY} = {cost.value.normalize():f}"
             f" {cost.unit} ({cost.source}); {SERVERS_PER_ENGINEER_KEY} = "
             f"{ratio.value.normalize():f} {ratio.unit} ({ratio.source})"
         ),

@@ -11,6 +11,7 @@ from django.utils import timezone
 from simple_history.models import HistoricalRecords
 
 from hardware.catalog_version import CatalogQuerySet
+from hardware.display.figures import decimal_text
 from hardware.geography import GEOGRAPHIES, LABELS, region_geography
 from hardware.models.gpus import GpuModel
 from hardware.models.money import MONEY, MONEY_QUANTUM
@@ -329,5 +330,5 @@ class EgressTier(models.Model):
         ]
 
     def __str__(self) -> str:
-        bound = "no limit" if self.up_to_tb is None else f"up to {self.up_to_tb} TB"
-        return f"{self.provider.slug} egress {bound}: {self.usd_per_gb} USD/GB"
+        bound = "no limit" if self.up_to_tb is None else f"up to {decimal_text(self.up_to_tb)} TB"
+        return f"{self.provider.slug} egress {bound}: {decimal_text(self.usd_per_gb)} USD/GB"

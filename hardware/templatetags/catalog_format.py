@@ -13,6 +13,7 @@ from hardware.confidence import (
     price_confidence,
     token_price_confidence,
 )
+from hardware.display.figures import decimal_text
 from hardware.models import InstancePrice, MarketObservation, TokenPrice
 
 register = template.Library()
@@ -22,10 +23,7 @@ register = template.Library()
 def plain_decimal(value: Decimal | None) -> str:
     """A stored Decimal as plain text with its trailing zeros dropped: ``23.9200000000`` ->
     ``23.92``, ``80.00`` -> ``80``; never rounded, never in exponent form; ``None`` -> ``""``."""
-    if value is None:
-        return ""
-    text = format(Decimal(value).normalize(), "f")
-    return "0" if text in {"-0", "0"} else text
+    return decimal_text(value)
 
 
 @register.filter

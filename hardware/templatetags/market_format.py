@@ -5,7 +5,7 @@ from typing import Any
 
 from django import template
 
-from hardware.display.figures import percent_text, usd_rate, usd_total
+from hardware.display.figures import percent_text, plain_numbers_in, usd_rate, usd_total
 
 register = template.Library()
 
@@ -15,8 +15,9 @@ SCHEME = re.compile(r"\b[a-z][a-z0-9+.-]*://", re.I)
 @register.filter
 def address_as_text(value: str) -> str:
     """A source's text with every web address's scheme dropped (``fireworks.ai/pricing``): the
-    page names the address but never links to or loads another site."""
-    return SCHEME.sub("", value or "")
+    page names the address but never links to or loads another site; its numbers never in
+    exponent form (``hardware.display.figures.plain_numbers_in``)."""
+    return plain_numbers_in(SCHEME.sub("", value or ""))
 
 
 WHOLE_DOLLARS = {"USD", "USD per year", "USD per month", "USD per server"}

@@ -5,12 +5,20 @@
 // spaces to the width they have; the legend sits at the bottom of the chart, below the axes'
 // titles, and the chart grows by the legend's height so the plot keeps its own; marker labels
 // are never cut at an axis. A window resized by more than a few pixels fits them again.
+// A figure names its template ("plotly_white"); the page holds each template once, in the JSON
+// of #plotly-templates, put back into the figure before it is drawn.
 (function () {
   // not plotly's own "responsive": a resized window draws the figure again, fitted (below)
   var CONFIG = { displaylogo: false, responsive: false, showLink: false };
   var CHAR_PX = 7.2; // an average character of Plotly's 12 px font
   var TITLE_PX = 10; // of a 17 px title
   var GAP = 8;
+  var TITLE_TOP = 24; // px from the chart's top to its title's first line
+  var LEGEND_LINE = 16, LEGEND_GAP = 10; // a legend item's line, and the room between two
+  var LEGEND_CHAR_PX = 6.4; // an average character of a legend's 12 px name
+  var TOOLBAR_ROW = 26; // the toolbar's row above a phone's chart title
+  var SLACK = 24; // a plot this much shorter than planned is not drawn again for it
+  var TICK_LINE = 14, TICK_CHAR_PX = 6.2; // a tick label's line, its average character
 
   function wrap(text, width) {
     if (typeof text !== "string" || width < 8) return text;
@@ -45,19 +53,55 @@
     return Array.isArray(values) && values.every(function (v) { return typeof v === "string"; });
   }
 
+  // Labels cut short that read the same (two options "H100 SXM5 80GB on…") each said instead
+  // from the word where its name parts from the others it shares the label with, two words
+  // before it kept for context ("…as needed (Lambda)"), none where those still read alike.
+  function distinct(names, labels, label) {
+    var same = {};
+    labels.forEach(function (text, i) { (same[text] = same[text] || []).push(i); });
+    function told(context) {
+      return labels.map(function (text, i) {
+        var group = same[text];
+        if (group.length < 2) return text;
+        var words = names[i].split(" "), shared = 0;
+        group.forEach(function (j) {
+          if (j === i) return;
+          var other = names[j].split(" "), k = 0;
+          while (k < words.length && k < other.length && words[k] === other[k]) k++;
+          shared = Math.max(shared, k);
+        });
+        var from = Math.max(0, Math.min(shared, words.length - 1) - context);
+        return from === 0 ? text : label("…" + words.slice(from).join(" "));
+      });
+    }
+    function alike(found) {
+      return found.some(function (text, i) { return found.indexOf(text) !== i; });
+    }
+    var found = told(2);
+    return alike(found) ? told(0) : found;
+  }
+
   // A category axis of a trace (its "x2", "y3" … or the first) labelled by ``label(name)``.
   function categoryTicks(layout, kind, ref, names, label) {
     var axis = kind + (ref ? ref.slice(1) : "");
     var holder = layout[axis] || (layout[axis] = {});
     holder.tickmode = "array";
     holder.tickvals = names;
-    holder.ticktext = names.map(label);
+    holder.ticktext = distinct(names, names.map(label), label);
     return holder;
+  }
+
+  function templated(layout) {
+    if (typeof layout.template !== "string") return;
+    var all = document.getElementById("plotly-templates");
+    var found = all ? JSON.parse(all.textContent)[layout.template] : null;
+    if (found) layout.template = found; else delete layout.template;
   }
 
   function fitted(source, width) {
     var figure = JSON.parse(source);
     var layout = figure.layout || (figure.layout = {});
+    templated(layout);
     var margin = layout.margin || (layout.margin = {});
     if (width < 600) {
       margin.l = Math.min(margin.l == null ? 80 : margin.l, 64);
@@ -91,6 +135,11 @@
     }
     var panels = Object.keys(layout).filter(function (k) { return /^yaxis\d*$/.test(k); }).length;
     Object.keys(layout).forEach(function (key) {
+      // the margins make room for every tick label; Plotly's default, "hide past div", would
+      // measure every label again for each label drawn (most of a page's drawing time)
+      if (/^[xy]axis\d*$/.test(key) && layout[key].ticklabeloverflow == null) {
+        layout[key].ticklabeloverflow = "allow";
+      }
       if (/^xaxis\d*$/.test(key)) {
         titled(layout[key], plotChars);
         layout[key].automargin = true;
@@ -104,6 +153,7 @@
       if (note.text) note.text = wrap(note.text, note.font && note.font.size < 14 ? plotChars : noteChars);
     });
     var legendChars = Math.max(16, Math.min(60, Math.floor((width - 60) / CHAR_PX)));
+    var tickExtra = 0;
     (figure.data || []).forEach(function (trace) {
       if (trace.name) trace.name = wrap(trace.name, legendChars);
       if (typeof trace.mode === "string" && trace.mode.indexOf("text") >= 0 && trace.cliponaxis == null) {
@@ -116,9 +166,17 @@
         var upright = per < 14;
         // upright, as many lines as the bar's room holds side by side
         var most = upright ? Math.max(1, Math.min(3, Math.floor((plotChars * CHAR_PX / Math.max(trace.x.length, 1)) / 16))) : 3;
-        categoryTicks(layout, "xaxis", trace.xaxis, trace.x, function (x) {
+        var ticks = categoryTicks(layout, "xaxis", trace.xaxis, trace.x, function (x) {
           return cut(wrap(x, upright ? 24 : per), most);
-        }).tickangle = upright ? -90 : 0;
+        });
+        ticks.tickangle = upright ? -90 : 0;
+        // the room the labels take below the plot, beyond one line of text
+        var longest = 0, mostLines = 1;
+        ticks.ticktext.forEach(function (t) {
+          mostLines = Math.max(mostLines, lines(t));
+          t.split("<br>").forEach(function (line) { longest = Math.max(longest, line.length); });
+        });
+        tickExtra = Math.max(tickExtra, upright ? longest * TICK_CHAR_PX - TICK_LINE : (mostLines - 1) * TICK_LINE);
       }
     });
     var stacked = stack(layout, width);
@@ -132,12 +190,56 @@
     layout.height = layout.height || height;
     layout.width = width;
     layout.autosize = false;
-    if (layout.title && layout.title.text) layout.title.y = 1 - 24 / layout.height;
+    // on a phone the toolbar has a row of its own above the title
+    figure.titleTop = width < 600 ? TITLE_TOP + TOOLBAR_ROW : TITLE_TOP;
+    if (width < 600 && layout.title && layout.title.text) {
+      margin.t = (margin.t == null ? 100 : margin.t) + TOOLBAR_ROW;
+      layout.height += TOOLBAR_ROW;
+    }
     if (figure.plotHeight == null) {
       var mt = margin.t == null ? 100 : margin.t, mb = margin.b == null ? 80 : margin.b;
       figure.plotHeight = Math.max(220, Math.min(layout.height - mt - mb, 340));
     }
+    // the chart made as much taller as its legend at the bottom needs (one item a row on a
+    // phone, rows of items side by side wider), so the plot keeps its height and drawing it
+    // once mostly does; the whole legend shown, none of it scrolled out of sight
+    var legendH = legendHeight(figure, width);
+    if (legendH > 0 && legend.yref === "container") {
+      if (legend.maxheight == null) legend.maxheight = legendH + 4 * LEGEND_GAP;
+      layout.height += legendH;
+    }
+    layout.height += Math.ceil(tickExtra);
+    if (layout.title && layout.title.text) layout.title.y = 1 - figure.titleTop / layout.height;
     return figure;
+  }
+
+  // How tall a figure's legend will be [px], estimated from its items' names.
+  function legendHeight(figure, width) {
+    var layout = figure.layout;
+    var items = (figure.data || []).filter(function (trace) {
+      return trace.showlegend !== false && trace.name && trace.visible !== false;
+    });
+    if (layout.showlegend === false || !items.length) return 0;
+    if (items.length < 2 && layout.showlegend !== true) return 0;
+    if (width < 600) {
+      return items.reduce(function (sum, trace) {
+        return sum + lines(trace.name) * LEGEND_LINE + LEGEND_GAP;
+      }, 0);
+    }
+    var room = width - 40, x = 0, rowLines = 1, total = 0;
+    items.forEach(function (trace) {
+      var longest = 0;
+      trace.name.split("<br>").forEach(function (line) { longest = Math.max(longest, line.length); });
+      var w = 50 + longest * LEGEND_CHAR_PX;
+      if (x > 0 && x + w > room) {
+        total += rowLines * LEGEND_LINE + LEGEND_GAP;
+        x = 0;
+        rowLines = 1;
+      }
+      x += w;
+      rowLines = Math.max(rowLines, lines(trace.name));
+    });
+    return total + rowLines * LEGEND_LINE + LEGEND_GAP;
   }
 
   function lines(text) {
@@ -209,11 +311,28 @@
       });
       if (lowest !== null) lower = Math.max(0, Math.ceil(lowest + GAP - top));
     }
-    grow = Math.min(grow + lower, 1200);
-    if (grow <= 0) return null;
+    // the toolbar (shown on hover, or a tap on a phone) over the title: the title moved below it
+    var drop = 0;
+    var bar = el.querySelector(".modebar");
+    var title = el.querySelector(".gtitle");
+    if (bar && title) {
+      var b = bar.getBoundingClientRect(), t = title.getBoundingClientRect();
+      if (b.width > 0 && t.width > 0 && b.left < t.right && t.left < b.right && b.top < t.bottom && t.top < b.bottom) {
+        drop = Math.ceil(b.bottom - t.top + 4);
+      }
+    }
+    if (grow <= SLACK && lower <= 0 && drop <= 0) return null;
+    grow = Math.min(grow + lower, 1200) + drop;
     layout.height += grow;
     var update = { height: layout.height };
-    if (layout.title && layout.title.text) update["title.y"] = layout.title.y = 1 - 24 / layout.height;
+    if (drop > 0) {
+      figure.titleTop += drop;
+      layout.margin.t = size.t + drop;
+      update["margin.t"] = layout.margin.t;
+    }
+    if (layout.title && layout.title.text) {
+      update["title.y"] = layout.title.y = 1 - figure.titleTop / layout.height;
+    }
     if (lower > 0) {
       layout.margin.b = size.b + lower;
       update["margin.b"] = layout.margin.b;

@@ -87,6 +87,26 @@ PLOT_TEXT = """() => {
         problems.push(`${name}: “${t.words}” leaves the chart's box`);
       }
     });
+    // no two labels of one axis read the same (two options cut to "H100 SXM5 80GB on…")
+    const ticks = {};
+    plot.querySelectorAll("g[class$='tick'] > text").forEach(el => {
+      const words = (el.textContent || "").trim();
+      if (!words || !visible(el)) return;
+      const axis = el.parentNode.getAttribute("class");
+      const seen = ticks[axis] || (ticks[axis] = new Set());
+      if (seen.has(words)) problems.push(`${name}: two labels of one axis read “${words}”`);
+      seen.add(words);
+    });
+    // the toolbar (Plotly's modebar), shown on hover or a tap, covers no text of the chart
+    const bar = plot.querySelector(".modebar");
+    const barBox = bar && bar.getBoundingClientRect();
+    if (barBox && barBox.width > 0 && barBox.height > 0) {
+      texts.forEach(t => {
+        const dx = Math.min(barBox.right, t.rect.right) - Math.max(barBox.left, t.rect.left);
+        const dy = Math.min(barBox.bottom, t.rect.bottom) - Math.max(barBox.top, t.rect.top);
+        if (dx > 1 && dy > 1) problems.push(`${name}: the toolbar covers “${t.words}”`);
+      });
+    }
     for (let i = 0; i < texts.length; i++) {
       for (let j = i + 1; j < texts.length; j++) {
         const a = texts[i].rect, b = texts[j].rect;
@@ -100,5 +120,38 @@ PLOT_TEXT = """() => {
   });
   return problems;
 }"""
-"""JavaScript: the text boxes of every rendered Plotly chart that overlap another or leave the
-chart's box, in words."""
+"""JavaScript: the text boxes of every rendered Plotly chart that overlap another, leave the
+chart's box or lie under its toolbar, in words."""
+
+EXPONENTS = r"""() => {
+  const shown = [document.body.innerText];
+  document.querySelectorAll("svg text").forEach(el => shown.push(el.textContent || ""));
+  document.querySelectorAll("input").forEach(el => shown.push(el.value || ""));
+  const found = [];
+  const pattern = /(?<![\w.-])\d+(?:\.\d+)?e[+-]\d+(?!\w)/gi;
+  shown.forEach(text => {
+    for (const match of text.matchAll(pattern)) {
+      const around = text.slice(Math.max(0, match.index - 40), match.index + match[0].length + 20);
+      found.push(`a number in exponent form: “${around.replace(/\s+/g, " ").trim()}”`);
+    }
+  });
+  return found;
+}"""
+"""JavaScript: every number the page shows (its text, its charts' text, its fields' values)
+written in exponent form ("4.2e+20"), in words."""
+
+FIRST_SCREEN = 844
+"""A phone's first screen at 390 px wide [px] (an iPhone 14's 390 × 844)."""
+
+KEY_FIGURES = "#answer-sentence, #key-figures tbody tr:first-child td[data-label='NPV']"
+"""Where a page's key figures end: an answer's sentence (Ask's page, a question's read-only
+link), else the first option's NPV in a run's key figures (its page, its read-only link)."""
+
+KEY_FIGURES_PAGES = ("run", "shared-run", "answer")
+"""The kinds of page (URL names) that show key figures, on a phone's first screen."""
+
+KEY_FIGURES_END = """selector => {
+  const el = document.querySelector(selector);
+  return el ? el.getBoundingClientRect().bottom + window.scrollY : null;
+}"""
+"""JavaScript: how far down the page the first element ``selector`` finds ends [px]."""

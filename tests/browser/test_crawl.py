@@ -3,7 +3,9 @@ finished run and the comparison of two runs: no console error and no page error 
 style the Content-Security-Policy blocks is one), the policy's header on every page, no broken
 link, a label on every form control; every page laid out to fit at 1440, 1280 and 390 px wide
 (``tests/browser/layout.py``: nothing wider than its box outside the scroll containers, no text
-of a chart overlapping another or leaving the chart); and full-page screenshots of the main pages
+of a chart overlapping another, leaving the chart or under its toolbar, no two labels of an axis
+alike, no number in exponent form; a run's and an answer's key figures on a phone's first
+screen); and full-page screenshots of the main pages
 at 1440 and 390 px in ``artifacts/screenshots/``.
 
 The crawl follows the links of each page (same site; downloads and the API left out) and visits
@@ -21,7 +23,17 @@ from django.urls import Resolver404, resolve
 from costapp.csp import HEADER as CSP_HEADER
 from costapp.models import Scenario
 from costapp.runs import pipeline
-from tests.browser.layout import FITTED, OVERFLOWS, PLOT_TEXT, WIDTHS
+from tests.browser.layout import (
+    EXPONENTS,
+    FIRST_SCREEN,
+    FITTED,
+    KEY_FIGURES,
+    KEY_FIGURES_END,
+    KEY_FIGURES_PAGES,
+    OVERFLOWS,
+    PLOT_TEXT,
+    WIDTHS,
+)
 from tests.browser.support import PASSWORD, SCREENSHOTS, finished_run, log_in
 from tests.conftest import tasks_run_in_process
 from tests.costapp.test_pages import sourced_document
@@ -185,6 +197,18 @@ def crawl(
             page.set_viewport_size({"width": width, "height": 900})
             page.wait_for_function(FITTED)
             problems = page.evaluate(OVERFLOWS) + page.evaluate(PLOT_TEXT)
+            if width == widths[0]:
+                problems += page.evaluate(EXPONENTS)
+            if (
+                width == 390
+                and name in KEY_FIGURES_PAGES
+                and page.locator("#key-figures, #answer-sentence").count()
+            ):
+                end = page.evaluate(KEY_FIGURES_END, KEY_FIGURES)
+                if end is None or end > FIRST_SCREEN:
+                    problems.append(
+                        f"the key figures end {end} px down, beyond a phone's first screen"
+                    )
             if problems:
                 found.misfits[f"{url} at {width} px"] = problems
             if shoot and width in SHOT_WIDTHS:

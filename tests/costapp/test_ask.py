@@ -219,7 +219,7 @@ def test_every_field_of_the_form_explains_itself_in_a_line_and_says_its_default(
                  "owned_gpus", "owned_gpu", "owned_usd_per_month"):  # fmt: skip
         assert f'id="field-{name}"' in page
     discount = page[page.index('id="field-discount_percent"') :].split("</div>")[0]
-    assert "; default 8" in discount  # ASK_DISCOUNT_RATE, 0.08
+    assert "; default 8" in discount  # DISCOUNT_RATE, 0.08
 
 
 def test_the_discount_rate_and_commitments_asked_are_the_plans(client, catalog, tasks_in_process):

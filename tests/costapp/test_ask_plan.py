@@ -123,3 +123,14 @@ def test_only_the_commitments_asked_are_priced_and_the_mix_commits_for_three_yea
     assert all(not any(f.startswith("committed") for f in layers) for layers in mixes)
     assert committed({**BASE, "commitments": ["5"]})[0] == set()  # 36 months: no 5-year term
     assert committed({**BASE, "commitments": []})[0] == set()
+
+
+def test_token_counts_read_with_the_letter_of_their_size_in_titles_and_names(catalog):
+    from costapp.ask.plan import question_title
+
+    for tokens, words in ((2e9, "2 B"), (2e12, "2 T"), (2e7, "20 M"), (150_000.0, "150,000")):
+        answers = {**BASE, "tokens_per_day": tokens}
+        assert f"at {words} tokens a day over 36 months" in question_title(answers)
+        document, _notes = question_plan(answers, today=timezone.localdate())
+        assert f"at {words} generated tokens a day" in document["workloads"][0]["name"]
+        assert "e+" not in question_title(answers) + document["workloads"][0]["name"]

@@ -501,3 +501,23 @@ def test_values_typed_for_another_type_or_billing_are_named_as_not_saved():
         "workload 1 “w” (MFU (model FLOPs utilization) = 0.5)",
         "option 1 “c” (Committed GPUs = 16, PUE = 1.4)",
     ]
+
+
+@settings(max_examples=examples(150), deadline=None)
+@given(value=st.floats(allow_nan=False, allow_infinity=False))
+def test_a_float_in_a_field_is_written_whole_and_never_in_exponent_form(value):
+    document = {"horizon_months": 36, "workloads": [], "options": []}
+    document["workloads"] = [{"type": "training", "name": "t", "gpu": "h100-sxm",
+                              "flops_per_run": value}]  # fmt: skip
+    data, _leftovers = builder_documents.document_form_data(document)
+    text = data["workloads-0-flops_per_run"]
+    assert "e" not in text.lower() and float(text) == value, text
+    assert "." in text  # read back as a float
+
+
+def test_a_huge_flop_count_reads_as_digits_in_its_field():
+    document = {"horizon_months": 36, "options": []}
+    document["workloads"] = [{"type": "training", "name": "t", "gpu": "h100-sxm",
+                              "flops_per_run": 4.2359999999999993e20}]  # fmt: skip
+    data, _leftovers = builder_documents.document_form_data(document)
+    assert data["workloads-0-flops_per_run"] == "423599999999999930000.0"

@@ -319,6 +319,8 @@ def test_value_text():
     assert value_text(None) == "—"
     assert value_text(14500.0) == "14,500"
     assert value_text(0.085) == "0.085"
+    assert value_text(2e9) == "2 B" and value_text(4.2359999999999993e20) == "423.6 E"
+    assert value_text(0.0000125) == "0.0000125"  # never "1.25e-05"
     assert value_text([1, 2]) == "[1, 2]"
     assert value_text(True) == "yes"
 

@@ -4,6 +4,7 @@ scenarios and runs, and the example scenarios ``demo`` loads."""
 
 import io
 import json
+import re
 
 import pytest
 from django.contrib.auth.models import Group, User
@@ -16,6 +17,7 @@ from costapp.models import Scenario, SimulationRun
 from costapp.reports.warning_words import warnings_grouped
 from costapp.runs import exports, pipeline
 from costapp.tco.curves import cost_curves
+from hardware.display.charts import template_json
 
 from .runs_helpers import analyst, scenario_document
 
@@ -74,6 +76,28 @@ def test_the_run_page_shows_the_result_charts_key_figures_assumptions_and_downlo
     assert f'href="/api/v1/runs/{finished.pk}/monthly.csv"' in html
     assert f'href="/runs/{finished.pk}/run.xlsx"' in html
     assert f'href="/runs/{finished.pk}/result.json"' in html
+
+
+def test_the_run_page_holds_plotlys_template_once_and_each_table_column_one_precision(
+    client, finished, pat
+):
+    client.force_login(pat)
+    html = client.get(f"/runs/{finished.pk}/").content.decode()
+    scripts = dict(re.findall(r'<script id="([^"]+)" type="application/json">(.*?)</script>', html))
+    templates = json.loads(scripts.pop("plotly-templates"))
+    assert templates == {"plotly_white": template_json("plotly_white")}
+    figures = {key: json.loads(text) for key, text in scripts.items() if key.startswith("figure-")}
+    assert len(figures) >= 5
+    for key, figure in figures.items():
+        assert figure["layout"]["template"] == "plotly_white", key  # by name, not whole
+    assert html.count('"paper_bgcolor"') == 1  # the template's, once
+    # the fan chart's percentiles: whole dollars in every column, none with a fraction
+    fan = re.search(r'<figure class="chart" id="chart-fan">(.*?)</figure>', html, re.S)
+    assert fan
+    body = fan.group(1).split("<tbody>")[1].split("</tbody>")[0]
+    cells = re.findall(r"<td>([^<]*)</td>", body)
+    assert len(cells) > 100 and all(re.fullmatch(r"-?[\d,]+", cell) for cell in cells), cells[:20]
+    assert "0.0000" not in html
 
 
 def test_a_finished_runs_charts_are_built_when_it_finishes_not_on_its_first_view(

@@ -140,3 +140,74 @@ def test_a_change_of_nothing_is_unchanged_without_a_sign():
     assert change_text(0.001, 2) == "unchanged"  # nothing at the precision shown
     assert change_text(-1234.5, 1) == "−1,234.5"
     assert change_text(2.5, 0) == "+2"
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (2e9, "2 B"),
+        (20_000_000, "20 M"),
+        (1.5e12, "1.5 T"),
+        (2_000e9, "2 T"),  # never "2e+03 B"
+        (4.236e20, "424 E"),
+        (1.56e23, "156 Z"),
+        (999_950_000, "1 B"),  # rounds up into the next size
+        (1_234_567, "1.23 M"),
+        (150_000, "150,000"),
+        (12.5, "12.5"),
+        (-2.5e6, "-2.5 M"),
+        (None, "—"),
+    ],
+)
+def test_quantities_read_with_the_letter_of_their_size(value, text):
+    assert figures.quantity_text(value) == text
+
+
+@given(st.floats(min_value=-1e30, max_value=1e30, allow_nan=False))
+def test_no_figure_is_ever_written_in_exponent_form(value):
+    for text in (
+        figures.quantity_text(value),
+        figures.plain_number(value),
+        figures.column_text(value, figures.column_decimals([value])),
+    ):
+        assert "e" not in text.lower(), text
+
+
+def test_plain_numbers_keep_their_significant_figures_without_trailing_zeros():
+    assert figures.plain_number(0.034366) == "0.034366"
+    assert figures.plain_number(4.2359999999999993e20) == "423,600,000,000,000,000,000"
+    assert figures.plain_number(1234.5) == "1,234.5"
+    assert figures.plain_number(-0.0) == "0"
+
+
+@pytest.mark.parametrize(
+    ("column", "texts"),
+    [
+        ([75.0, 125.0, 0.25], ["75.00", "125.00", "0.25"]),
+        ([265_000.0, 0.0, 12_345.6], ["265,000", "0", "12,346"]),
+        ([0.0625, 0.031, None], ["0.0625", "0.0310", "—"]),
+        ([999.5, 2.991], ["999.50", "2.99"]),
+        ([73.4622, 50.8483], ["73.46", "50.85"]),
+        ([1, 2, 30], ["1", "2", "30"]),
+        ([3.0, 12.0], ["3", "12"]),  # whole numbers stay whole
+        ([-0.001, 2.5], ["0.00", "2.50"]),  # no "-0.00"
+    ],
+)
+def test_a_column_has_one_precision_for_all_its_figures(column, texts):
+    decimals = figures.column_decimals(column)
+    assert [figures.column_text(value, decimals) for value in column] == texts
+
+
+def test_a_texts_numbers_in_exponent_form_read_in_plain_digits():
+    note = "DeepSeek R1 0528; cached input 4e-07/token; per token in/out 5e-07/2.15e-06"
+    assert figures.plain_numbers_in(note) == (
+        "DeepSeek R1 0528; cached input 0.0000004/token; per token in/out 0.0000005/0.00000215"
+    )
+    assert figures.plain_numbers_in("H100 v5e-8 at 1.5E+3 USD") == "H100 v5e-8 at 1,500 USD"
+
+
+def test_a_stored_decimal_reads_without_exponent_or_trailing_zeros():
+    assert figures.decimal_text(Decimal("0E-10")) == "0"
+    assert figures.decimal_text(Decimal("23.9200000000")) == "23.92"
+    assert figures.decimal_text(Decimal("100")) == "100"
+    assert figures.decimal_text(None) == ""
