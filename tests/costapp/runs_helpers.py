@@ -38,12 +38,10 @@ def quoted_run(owner: User, shared: bool = False):
     """A succeeded run of a new scenario of ``owner``'s whose dedicated option prices the first
     shipped dedicated quote (the catalog must be loaded), computed in this process; returns the
     run and the quote."""
-    from django.test import override_settings
-
-    from costapp.celery import app
     from costapp.models import Scenario
     from costapp.runs import pipeline
     from hardware.models import DedicatedQuote
+    from tests.conftest import tasks_run_in_process
 
     quote = DedicatedQuote.objects.order_by("id").first()
     assert quote is not None and quote.vendor and quote.reference
@@ -55,13 +53,8 @@ def quoted_run(owner: User, shared: bool = False):
     document["workloads"][0]["gpu"] = quote.gpu.slug
     document.pop("baseline", None)
     scenario = Scenario.objects.create(owner=owner, name="lease", document=document, shared=shared)
-    before = app.conf.task_always_eager
-    app.conf.task_always_eager = True
-    try:
-        with override_settings(REDIS_URL=""):
-            run = pipeline.run_create(scenario=scenario)
-    finally:
-        app.conf.task_always_eager = before
+    with tasks_run_in_process():
+        run = pipeline.run_create(scenario=scenario)
     assert run.status == "succeeded", run.error
     return run, quote
 
