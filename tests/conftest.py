@@ -578,19 +578,21 @@ def page(browser):
 
 
 @contextlib.contextmanager
-def tasks_run_in_process() -> Iterator[None]:
+def tasks_run_in_process(*, results_in_redis: bool = False) -> Iterator[None]:
     """Tasks run in this process as they are published, as on the embedded default (whatever
     broker is configured), each block of paths a unit of its own (``RUN_BLOCKS_PER_TASK`` 1), so
     a run of a few thousand paths lands several units and merges them; a test wanting other units
-    sets ``RUN_BLOCKS_PER_TASK`` itself."""
+    sets ``RUN_BLOCKS_PER_TASK`` itself. With ``results_in_redis`` the configured Redis is kept,
+    so the blocks' results travel through it as on workers."""
     from django.test import override_settings
 
     from costapp.celery import app
 
     before = app.conf.task_always_eager
     app.conf.task_always_eager = True
+    redis = {} if results_in_redis else {"REDIS_URL": ""}
     try:
-        with override_settings(REDIS_URL="", RUN_BLOCKS_PER_TASK=1):
+        with override_settings(**redis, RUN_BLOCKS_PER_TASK=1):
             yield
     finally:
         app.conf.task_always_eager = before
