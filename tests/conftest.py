@@ -464,17 +464,20 @@ def start_celery_worker(
     )
 
 
-def stop_celery_worker(worker: dict) -> None:
-    """Stop a worker started by :func:`start_celery_worker` (warm shutdown, then kill)."""
-    process = worker["process"]
-    if process.poll() is None:
-        process.terminate()
+def stop_celery_worker(*workers: dict) -> None:
+    """Stop workers started by :func:`start_celery_worker` (warm shutdown, then kill), all asked
+    at once, so their shutdowns overlap."""
+    for worker in workers:
+        if worker["process"].poll() is None:
+            worker["process"].terminate()
+    for worker in workers:
+        process = worker["process"]
         try:
             process.wait(timeout=20)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(timeout=20)
-    worker["_file"].close()
+        worker["_file"].close()
 
 
 @pytest.fixture(scope="session")
@@ -516,8 +519,7 @@ def celery_workers(redis_url, postgres_database, tmp_path):
         return worker
 
     yield start
-    for worker in started:
-        stop_celery_worker(worker)
+    stop_celery_worker(*started)
     if paused:
         app.control.add_consumer(app.conf.task_default_queue, destination=paused, reply=True)
 
