@@ -12,6 +12,11 @@
   transactional test empties the database after it, and the rows the first load wrote are
   written back before the next test that asks for it (a copy, cheaper than a second load). A
   test may change the catalog: its transaction is rolled back.
+- ``--database-tests-only`` keeps only the tests that use a database (``.ci/run``'s PostgreSQL
+  pass: the others behave the same whatever the database, and ran on the embedded default).
+- Tests marked ``long`` (half a minute or more on CI's machine) run first among the tests of their
+  kind (pytest-django runs the database tests, then the transactional ones, then the others), so
+  that under pytest-xdist none of them is left to end a run alone while the other processes wait.
 - Hypothesis runs under the profile named by ``HYPOTHESIS_PROFILE``: ``quick`` (the default,
   a fifth of the examples) or ``ci`` (every example; ``.ci/run`` sets it): ``tests/examples.py``.
 """
@@ -43,6 +48,28 @@ def env_flag(name: str) -> bool:
     return os.environ.get(name, "").lower() in {"1", "true", "yes"}
 
 
+def pytest_addoption(parser):
+    parser.addoption(
+        "--database-tests-only",
+        action="store_true",
+        help="deselect the tests that use no database (they ran on the embedded default)",
+    )
+
+
+def pytest_configure(config):
+    config.pluginmanager.register(_LongFirst(), "gpu-tco-long-first")
+
+
+class _LongFirst:
+    """The tests marked ``long`` first within each kind of pytest-django's order (the database
+    tests, then the transactional ones, which empty the database after them, then the others),
+    which is kept otherwise."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items):
+        items.sort(key=lambda item: (_database_kind(item), item.get_closest_marker("long") is None))
+
+
 # tryfirst: before pytest-django's own (tryfirst too, registered earlier, so called after this),
 # which then orders the tests by their use of the database, keeping this order within each kind.
 @pytest.hookimpl(tryfirst=True)
@@ -55,13 +82,14 @@ def pytest_collection_modifyitems(config, items):
             )
     # The tests that ask for the shipped catalog first, so a test process loads it once.
     items.sort(key=lambda item: not _wants_catalog(item))
-    if env_flag("GPU_TCO_SERVICES"):
-        return
+    database_only = config.getoption("database_tests_only")
+    services = env_flag("GPU_TCO_SERVICES")
     kept, deselected = [], []
     for item in items:
-        (deselected if any(item.get_closest_marker(m) for m in SERVICE_MARKERS) else kept).append(
-            item
+        left_out = (database_only and not _uses_database(item)) or (
+            not services and any(item.get_closest_marker(m) for m in SERVICE_MARKERS)
         )
+        (deselected if left_out else kept).append(item)
     if deselected:
         config.hook.pytest_deselected(items=deselected)
         items[:] = kept
@@ -196,6 +224,17 @@ ENGINE_TESTS = ROOT / "tests" / "tco"
 
 def _wants_catalog(item) -> bool:
     return "catalog" in getattr(item, "fixturenames", ())
+
+
+def _database_kind(item) -> int:
+    """0 a database test, 1 a transactional one, 2 none: pytest-django's order."""
+    marker = item.get_closest_marker("django_db")
+    names = getattr(item, "fixturenames", ())
+    if (marker is not None and marker.kwargs.get("transaction")) or any(
+        name in names for name in ("transactional_db", "live_server")
+    ):
+        return 1
+    return 0 if _uses_database(item) else 2
 
 
 def _uses_database(item) -> bool:
@@ -425,17 +464,20 @@ def start_celery_worker(
     )
 
 
-def stop_celery_worker(worker: dict) -> None:
-    """Stop a worker started by :func:`start_celery_worker` (warm shutdown, then kill)."""
-    process = worker["process"]
-    if process.poll() is None:
-        process.terminate()
+def stop_celery_worker(*workers: dict) -> None:
+    """Stop workers started by :func:`start_celery_worker` (warm shutdown, then kill), all asked
+    at once, so their shutdowns overlap."""
+    for worker in workers:
+        if worker["process"].poll() is None:
+            worker["process"].terminate()
+    for worker in workers:
+        process = worker["process"]
         try:
             process.wait(timeout=20)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(timeout=20)
-    worker["_file"].close()
+        worker["_file"].close()
 
 
 @pytest.fixture(scope="session")
@@ -477,8 +519,7 @@ def celery_workers(redis_url, postgres_database, tmp_path):
         return worker
 
     yield start
-    for worker in started:
-        stop_celery_worker(worker)
+    stop_celery_worker(*started)
     if paused:
         app.control.add_consumer(app.conf.task_default_queue, destination=paused, reply=True)
 
@@ -539,19 +580,21 @@ def page(browser):
 
 
 @contextlib.contextmanager
-def tasks_run_in_process() -> Iterator[None]:
+def tasks_run_in_process(*, results_in_redis: bool = False) -> Iterator[None]:
     """Tasks run in this process as they are published, as on the embedded default (whatever
     broker is configured), each block of paths a unit of its own (``RUN_BLOCKS_PER_TASK`` 1), so
     a run of a few thousand paths lands several units and merges them; a test wanting other units
-    sets ``RUN_BLOCKS_PER_TASK`` itself."""
+    sets ``RUN_BLOCKS_PER_TASK`` itself. With ``results_in_redis`` the configured Redis is kept,
+    so the blocks' results travel through it as on workers."""
     from django.test import override_settings
 
     from costapp.celery import app
 
     before = app.conf.task_always_eager
     app.conf.task_always_eager = True
+    redis = {} if results_in_redis else {"REDIS_URL": ""}
     try:
-        with override_settings(REDIS_URL="", RUN_BLOCKS_PER_TASK=1):
+        with override_settings(**redis, RUN_BLOCKS_PER_TASK=1):
             yield
     finally:
         app.conf.task_always_eager = before

@@ -36,6 +36,7 @@ CHECKS = [
 ]
 
 
+@pytest.mark.long
 @pytest.mark.django_db
 @pytest.mark.filterwarnings("error::django.core.paginator.UnorderedObjectListWarning")
 def test_every_operation_answers_within_its_schema_and_never_5xx(

@@ -231,6 +231,7 @@ def test_the_wsgi_application_refuses_to_start_without_a_secret_key(tmp_path):
     assert "SECRET_KEY is not set" in out.stderr
 
 
+@pytest.mark.long
 def test_after_the_quick_start_every_command_runs_with_nothing_exported(tmp_path):
     # `demo` on a fresh checkout writes the local .env (here in a temporary folder, not the
     # source tree), then the other commands read it: nothing else is exported.

@@ -3,8 +3,9 @@ sign-in or request counted (the live server sees every test's browser at the sam
 one test's failed logins would count against the next one's), nothing cached, no session.
 
 The runs a browser test starts are computed by the session's real Celery worker when a Redis is
-configured (the services' pass of ``.ci/run``), and in this process otherwise, as on the embedded
-default (``run_tasks``)."""
+configured, and in this process otherwise, as on the embedded default (``run_tasks``), where
+``.ci/run`` runs them, spread over the cores (pytest-xdist): each process has its own live
+server, browser and test database."""
 
 import pytest
 

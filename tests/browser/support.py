@@ -9,35 +9,13 @@ database after each test), so only the first test pays for the simulation.
 
 import copy
 from pathlib import Path
-from typing import Any
 
 from costapp.models import RunRisk, Scenario, SimulationRun
-from costapp.runs import pipeline
-from tests.conftest import tasks_run_in_process
-from tests.costapp.runs_helpers import scenario_document
+from tests.costapp.runs_helpers import scenario_document, stored_run
 from tests.tco.helpers import scenario
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
 PASSWORD = "a long pass phrase"
-
-RUN_FIELDS = (
-    "status",
-    "progress",
-    "seed",
-    "paths",
-    "document_sha256",
-    "inputs",
-    "gpus",
-    "normalize_warnings",
-    "catalog_warnings",
-    "result",
-    "monthly_breakdown_usd",
-    "cost_curves",
-    "engine_version",
-    "units",
-    "started",
-    "finished",
-)
 
 VARIANTS = {
     "today": "64 × H100 fleet at today's prices",
@@ -47,9 +25,6 @@ VARIANTS = {
 """The shared runs: the shipped uncertain H100 fleet scenario (2 000 paths) as it is, with the
 GPU cloud's on-demand price lowered from 2.99 to 2.49 USD per GPU-hour, and the shipped format 1.3
 mix scenario (1 000 paths, its joint sizing)."""
-
-_finished: dict[str, dict[str, Any]] = {}
-_risks: dict[str, dict[str, Any] | None] = {}
 
 
 def console_problems(page) -> list[str]:
@@ -92,32 +67,14 @@ def variant_document(variant: str) -> dict:
     return document
 
 
-def _compute(scenario: Scenario) -> SimulationRun:
-    with tasks_run_in_process():
-        run = pipeline.run_create(scenario=scenario)
-    assert run.status == "succeeded", run.error
-    return run
-
-
 def finished_run(owner, variant: str = "today", *, shared: bool = False) -> SimulationRun:
     """A succeeded run of a new scenario of ``owner``'s (the catalog must be loaded; ``shared``
     with every user): computed the first time, a copy of that run's stored fields (and its risk
-    figures) afterwards."""
+    figures) afterwards (``stored_run``)."""
     scenario = Scenario.objects.create(
         owner=owner, name=VARIANTS[variant], document=variant_document(variant), shared=shared
     )
-    if variant not in _finished:
-        run = _compute(scenario)
-        risk = RunRisk.objects.filter(run=run).first()
-        _finished[variant] = {name: getattr(run, name) for name in RUN_FIELDS}
-        _risks[variant] = (
-            None if risk is None else {"figures": risk.figures, "sorted_totals": risk.sorted_totals}
-        )
-        return run
-    run = SimulationRun.objects.create(scenario=scenario, **_finished[variant])
-    if _risks[variant] is not None:
-        RunRisk.objects.create(run=run, **_risks[variant])
-    return run
+    return stored_run(scenario)
 
 
 def run_before_format_1_3(owner, *, shared: bool = False) -> SimulationRun:

@@ -38,7 +38,7 @@ from tests.browser.support import PASSWORD, SCREENSHOTS, finished_run, log_in
 from tests.conftest import tasks_run_in_process
 from tests.costapp.test_pages import sourced_document
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.long, pytest.mark.django_db(transaction=True)]
 
 SKIPPED_PREFIXES = ("/api/", "/logout/", "/admin/logout/", "/static/")
 SKIPPED_SUFFIXES = (".csv", ".xlsx", ".json", "/delete/")

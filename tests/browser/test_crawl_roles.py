@@ -14,7 +14,7 @@ from tests.browser.support import PASSWORD, finished_run, log_in, run_before_for
 from tests.browser.test_crawl import crawl
 from tests.roles import user_with_role
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.long, pytest.mark.django_db(transaction=True)]
 
 ROLES = ("viewer", "analyst", "catalog-editor", "admin")
 

@@ -2,6 +2,7 @@
 
 import json
 from pathlib import Path
+from typing import Any
 
 from django.contrib.auth.models import User
 
@@ -37,12 +38,10 @@ def quoted_run(owner: User, shared: bool = False):
     """A succeeded run of a new scenario of ``owner``'s whose dedicated option prices the first
     shipped dedicated quote (the catalog must be loaded), computed in this process; returns the
     run and the quote."""
-    from django.test import override_settings
-
-    from costapp.celery import app
     from costapp.models import Scenario
     from costapp.runs import pipeline
     from hardware.models import DedicatedQuote
+    from tests.conftest import tasks_run_in_process
 
     quote = DedicatedQuote.objects.order_by("id").first()
     assert quote is not None and quote.vendor and quote.reference
@@ -54,12 +53,46 @@ def quoted_run(owner: User, shared: bool = False):
     document["workloads"][0]["gpu"] = quote.gpu.slug
     document.pop("baseline", None)
     scenario = Scenario.objects.create(owner=owner, name="lease", document=document, shared=shared)
-    before = app.conf.task_always_eager
-    app.conf.task_always_eager = True
-    try:
-        with override_settings(REDIS_URL=""):
-            run = pipeline.run_create(scenario=scenario)
-    finally:
-        app.conf.task_always_eager = before
+    with tasks_run_in_process():
+        run = pipeline.run_create(scenario=scenario)
     assert run.status == "succeeded", run.error
     return run, quote
+
+
+_STORED: dict[str, tuple[dict[str, Any], dict[str, Any] | None]] = {}
+"""A document's first succeeded run in this process: its stored fields and its risk figures."""
+NOT_COPIED = ("id", "scenario", "created", "inputs_copied_from")
+
+
+def stored_run(scenario):
+    """A succeeded run of ``scenario`` (the catalog loaded): the first time this process asks for
+    its document, computed through the run pipeline with its tasks in this process; afterwards a
+    new run of ``scenario`` holding a copy of that run's stored fields and risk figures, so only
+    the first test pays for the simulation. For the tests that read a finished run, not for those
+    checking what computing it does (its blocks, its cached charts, its progress)."""
+    from costapp.models import RunRisk, SimulationRun
+    from costapp.runs import pipeline
+    from tests.conftest import tasks_run_in_process
+
+    key = json.dumps(scenario.document, sort_keys=True)
+    if key in _STORED:
+        fields, risk = _STORED[key]
+        run = SimulationRun.objects.create(scenario=scenario, **fields)
+        if risk is not None:
+            RunRisk.objects.create(run=run, **risk)
+        return run
+    with tasks_run_in_process():
+        run = pipeline.run_create(scenario=scenario)
+    assert run.status == "succeeded", run.error
+    figures = RunRisk.objects.filter(run=run).first()
+    _STORED[key] = (
+        {
+            field.attname: getattr(run, field.attname)
+            for field in SimulationRun._meta.concrete_fields
+            if field.name not in NOT_COPIED
+        },
+        None
+        if figures is None
+        else {"figures": figures.figures, "sorted_totals": figures.sorted_totals},
+    )
+    return run

@@ -204,6 +204,7 @@ def sourced_document() -> dict:
     }  # fmt: skip
 
 
+@pytest.mark.long
 def test_every_role_reaches_its_pages_from_home_with_no_external_url_and_no_broken_link(
     client, catalog
 ):

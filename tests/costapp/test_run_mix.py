@@ -12,13 +12,15 @@ from costapp.runs import pipeline
 from costapp.scenarios import services
 from tests.tco.helpers import scenario
 
-from .runs_helpers import analyst
+from .runs_helpers import analyst, stored_run
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def mix_run(catalog, tasks_in_process):
+    """A succeeded 1 000-path run of the shipped mix scenario (computed once per test process,
+    copied into each later test: ``stored_run``), its owner and its document."""
     document = scenario("own-commit-rent-mix")
     document["simulation"] = {
         "paths": 1000,
@@ -27,9 +29,7 @@ def mix_run(catalog, tasks_in_process):
     }
     owner = analyst("mia")
     saved = Scenario.objects.create(owner=owner, name="own, commit, rent", document=document)
-    run = pipeline.run_create(scenario=saved)
-    assert run.status == "succeeded", run.error
-    return run, owner, document
+    return stored_run(saved), owner, document
 
 
 def test_the_run_gives_the_engines_result_with_the_mixs_layers_and_tail(mix_run):

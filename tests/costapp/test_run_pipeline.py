@@ -19,32 +19,19 @@ from costapp.scenarios import services
 from costapp.tco import block_results_from_payload
 
 from .factories import ScenarioFactory
-from .runs_helpers import analyst, scenario_document
-
-_FINISHED: dict[str, object] = {}
-"""The stored fields of the first finished run this process computed (see ``finished_run``)."""
+from .runs_helpers import analyst, scenario_document, stored_run
 
 
 @pytest.fixture
 def finished_run(db, catalog, tasks_in_process):
     """A succeeded 3 500-path run (a deterministic unit and four Monte Carlo units) of a new
-    scenario of pat's: run through the pipeline by the first test of the process that asks, and
-    a copy of that run's stored fields, on a scenario of the test's own, for the others (the
-    test's database is rolled back after each)."""
+    scenario of pat's: computed once per test process, copied into each later test
+    (``stored_run``)."""
     scenario = ScenarioFactory(
         owner=analyst("pat"), document=scenario_document(paths=3_500, seed=2)
     )
-    if _FINISHED:
-        return SimulationRun.objects.create(scenario=scenario, **_FINISHED)
-    run = pipeline.run_create(scenario=scenario)
-    assert run.status == "succeeded", run.error
+    run = stored_run(scenario)
     assert [kind for kind, _unit, _blocks in run.units] == ["deterministic"] + ["montecarlo"] * 4
-    kept = ("id", "scenario", "created", "inputs_copied_from")
-    _FINISHED.update(
-        (field.attname, getattr(run, field.attname))
-        for field in SimulationRun._meta.concrete_fields
-        if field.name not in kept
-    )
     return run
 
 

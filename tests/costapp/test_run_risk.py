@@ -9,12 +9,11 @@ import numpy as np
 import pytest
 
 from costapp.models import RunRisk, Scenario
-from costapp.runs import pipeline
 from costapp.tco import budget_exceedance, sorted_totals_from_payload
 from costapp.tco.montecarlo import block_draws
 from tests.tco.helpers import run as simulate
 
-from .runs_helpers import analyst
+from .runs_helpers import analyst, stored_run
 
 pytestmark = pytest.mark.django_db
 
@@ -118,11 +117,10 @@ def per_path():
 
 @pytest.fixture
 def risk_run(catalog, tasks_in_process):
+    """A succeeded run of DOCUMENT with its risk figures (computed once per test process, copied
+    into each later test: ``stored_run``)."""
     owner = analyst("risa")
-    saved = Scenario.objects.create(owner=owner, name="risk", document=DOCUMENT)
-    run = pipeline.run_create(scenario=saved)
-    assert run.status == "succeeded", run.error
-    return run
+    return stored_run(Scenario.objects.create(owner=owner, name="risk", document=DOCUMENT))
 
 
 def close(a: float, b: float) -> bool:

@@ -14,6 +14,7 @@ from costapp.celery import app
 from costapp.models import RunBlock, SimulationRun
 from costapp.runs import pipeline, requeue
 from costapp.scenarios import services
+from tests.conftest import tasks_run_in_process
 
 from .runs_helpers import analyst, post_json, scenario_document
 
@@ -181,14 +182,12 @@ def test_block_results_travel_through_redis_and_lost_ones_are_computed_again(
 
     from costapp.models import Scenario
 
-    before = app.conf.task_always_eager
-    app.conf.task_always_eager = True  # this process runs the tasks; results still go to Redis
-    try:
+    # this process runs the tasks; the blocks' results still go through Redis
+    with tasks_run_in_process(results_in_redis=True):
         scenario = Scenario.objects.create(
             owner=alice, name="s", document=scenario_document(paths=3_000, seed=6)
         )
-        with override_settings(RUN_BLOCKS_PER_TASK=1):
-            finished = pipeline.run_create(scenario=scenario)
+        finished = pipeline.run_create(scenario=scenario)
         assert finished.status == "succeeded", finished.error
         run = SimulationRun.objects.create(
             scenario=scenario,
@@ -213,5 +212,3 @@ def test_block_results_travel_through_redis_and_lost_ones_are_computed_again(
         assert run.status == "succeeded"
         assert json.dumps(run.result) == json.dumps(finished.result)
         assert client.keys(f"costapp:run:{run.id}:*") == []
-    finally:
-        app.conf.task_always_eager = before

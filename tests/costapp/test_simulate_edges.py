@@ -50,6 +50,7 @@ def check_outcome(code, stdout, stderr, text, json_mode):
         assert PROBLEM_LINE.match(line) and line.isprintable(), repr(line)
 
 
+@pytest.mark.long
 @pytest.mark.django_db
 def test_every_hostile_document_exits_0_with_finite_figures_or_2_with_one_line_per_problem(
     tmp_path,
