@@ -3,9 +3,8 @@ sign-in or request counted (the live server sees every test's browser at the sam
 one test's failed logins would count against the next one's), nothing cached, no session.
 
 The runs a browser test starts are computed by the session's real Celery worker when a Redis is
-configured, and in this process otherwise, as on the embedded default (``run_tasks``), where
-``.ci/run`` runs them, spread over the cores (pytest-xdist): each process has its own live
-server, browser and test database."""
+configured (``.ci/run`` runs them so, one at a time, on PostgreSQL and Redis), and in this process
+otherwise, as on the embedded default (``run_tasks``)."""
 
 import pytest
 
