@@ -19,7 +19,7 @@ from costapp.runs import exports, pipeline
 from costapp.tco.curves import cost_curves
 from hardware.display.charts import template_json
 
-from .runs_helpers import analyst, scenario_document
+from .runs_helpers import analyst, scenario_document, stored_run
 
 pytestmark = pytest.mark.django_db
 
@@ -31,7 +31,17 @@ def pat(db):
 
 @pytest.fixture
 def finished(pat, catalog, tasks_in_process):
-    """A private scenario of pat's with a succeeded 2 000-path run."""
+    """A private scenario of pat's with a succeeded 2 000-path run (computed once per test
+    process, a copy of it afterwards: ``stored_run``)."""
+    scenario = Scenario.objects.create(
+        owner=pat, name="H100 fleet", document=scenario_document(paths=2_000, seed=7)
+    )
+    return stored_run(scenario)
+
+
+@pytest.fixture
+def computed(pat, catalog, tasks_in_process):
+    """As ``finished``, computed by this test: for what finishing a run does."""
     scenario = Scenario.objects.create(
         owner=pat, name="H100 fleet", document=scenario_document(paths=2_000, seed=7)
     )
@@ -101,10 +111,11 @@ def test_the_run_page_holds_plotlys_template_once_and_each_table_column_one_prec
 
 
 def test_a_finished_runs_charts_are_built_when_it_finishes_not_on_its_first_view(
-    client, finished, pat, monkeypatch
+    client, computed, pat, monkeypatch
 ):
     from costapp import charts
 
+    finished = computed
     built = charts.result_charts(finished.result, finished.cost_curves)
 
     def not_again(*args, **kwargs):

@@ -13,7 +13,7 @@ from costapp.runs import pipeline
 from costapp.scenarios import services
 
 from .factories import ScenarioFactory
-from .runs_helpers import analyst, post_json, scenario_document
+from .runs_helpers import analyst, post_json, scenario_document, stored_run
 
 UNCERTAIN = {
     "demand_multiplier": {"dist": "triangular", "low": 0.6, "mode": 1.0, "high": 1.5},
@@ -43,7 +43,8 @@ def run_of(owner, document) -> SimulationRun:
 
 @pytest.fixture
 def sizing_run(owner, catalog, tasks_in_process):
-    run = run_of(owner, sizing_document())
+    """The sizing run (computed once per test process, then copied: ``stored_run``)."""
+    run = stored_run(ScenarioFactory(owner=owner, name="sizing", document=sizing_document()))
     kinds = [kind for kind, _unit, _blocks in run.units]
     assert kinds == ["deterministic"] + ["montecarlo"] * 4 + ["sizing"] * 4
     return run

@@ -15,7 +15,7 @@ from costapp.models import Scenario, SimulationRun
 from costapp.runs import pipeline
 from costapp.scenarios import services
 
-from .runs_helpers import analyst, scenario_document
+from .runs_helpers import analyst, scenario_document, stored_run
 
 pytestmark = pytest.mark.django_db
 
@@ -54,9 +54,7 @@ def pat(db):
 def sized(pat, catalog, tasks_in_process):  # noqa: F811
     """A shared scenario of pat's with a succeeded sizing run (1 100 paths)."""
     scenario = Scenario.objects.create(owner=pat, name="Fleet", document=fleet(), shared=True)
-    run = pipeline.run_create(scenario=scenario)
-    assert run.status == "succeeded", run.error
-    return run
+    return stored_run(scenario)  # computed once per test process, then copied
 
 
 def test_the_run_page_shows_each_sweeps_chart_sentence_and_copy_button(client, sized, pat):
