@@ -292,8 +292,13 @@ def test_paths_at_once_equal_paths_one_by_one(doc, multipliers, data):
         np.testing.assert_allclose(
             alone.breakdown_usd[:, :, 0], together.breakdown_usd[:, :, p], rtol=1e-12, atol=1e-9
         )
-        np.testing.assert_array_equal(
-            alone.shortfall_gpu_hours[:, 0], together.shortfall_gpu_hours[:, p]
+        # to the last bits only: numpy's vectorised power and exp may round a batch's elements
+        # and a single element's differently
+        np.testing.assert_allclose(
+            alone.shortfall_gpu_hours[:, 0],
+            together.shortfall_gpu_hours[:, p],
+            rtol=1e-12,
+            atol=1e-9,
         )
 
 
