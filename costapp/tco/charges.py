@@ -31,14 +31,14 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from .cloud import CloudRates, committed_base_usd
+from .cloud import CloudRates
 from .core import CATEGORIES, Futures, OptionPlan, PathDemand, Plan, plan_cost
 from .dedicated import DedicatedRates
 from .finance import trend_factor
-from .mix import MixTerms, _rest_costs, mix_service
+from .mix import MixTerms, committed_usd, mix_service, rest_costs
 from .montecarlo import BLOCK_PATHS, DISTRIBUTIONS, block_count, block_draws
 from .on_prem import OnPremRates
-from .risk import _layer_used, _option_used
+from .risk import layer_used, option_used
 
 Array = NDArray[np.float64]
 
@@ -158,11 +158,7 @@ def _commitment(
     """A commitment's months, ``used`` the hours the work uses of it [GPU-h/month]."""
     horizon, hours = plan.horizon_months, plan.hours_per_month
     c = _first(futures.cloud_price_change_per_year, rates.price_change_per_year)
-    base = _one(
-        committed_base_usd(
-            rates.committed_gpus, hours, rates.usd_per_gpu_hour, c, rates.term_months, horizon
-        )
-    )
+    base = _one(committed_usd(rates, c, hours, horizon))
     held = np.full(horizon + 1, rates.committed_gpus * hours)
     held[0] = 0.0
     used = np.clip(_one(np.broadcast_to(used, (1, horizon + 1))), 0.0, held)
@@ -216,7 +212,7 @@ def option_charges(
         billing = rates.billing
         if rates.billing == "committed":
             if rates.committed_gpus > 0:
-                used = _option_used(option, rates, _demand(plan, futures), plan.hours_per_month)
+                used = option_used(option, rates, _demand(plan, futures), plan.hours_per_month)
                 commitments.append(
                     _commitment(
                         option.name, None, rates, used, categories["upfront"], futures, plan
@@ -275,7 +271,7 @@ def _mix_charges(
         if layer.kind != "committed" or layer.size <= 0:
             continue
         assert isinstance(layer.rates, CloudRates)
-        used = _layer_used(option, terms, j, demand, hours)
+        used = layer_used(option, terms, j, demand, hours)
         upfront = layer.fixed_costs.get("upfront", np.zeros(horizon + 1))
         commitments.append(_commitment(layer.name, j, layer.rates, used, upfront, futures, plan))
     if terms.rest is None:
@@ -283,5 +279,5 @@ def _mix_charges(
     load = demand.load(option, hours)
     assert load is not None  # a mix has workloads
     service = mix_service(terms, load, demand.supply(option), hours, bands=[])
-    rest = _rest_costs(terms.rest, service.rest, futures, horizon, None)["compute"]
+    rest = rest_costs(terms.rest, service.rest, futures, horizon, None)["compute"]
     return commitments, _one(np.broadcast_to(rest, (1, horizon + 1)))

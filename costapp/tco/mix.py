@@ -295,15 +295,15 @@ def mix_member_costs(
             costs = _layer_costs(layer, served, futures, busy, supply, hours, horizon)
             cache[key] = costs
         parts.append(costs)
-    rest_costs: dict[str, Array] = {}
+    rest_parts: dict[str, Array] = {}
     if terms.rest is not None:
         key = ("rest costs", keys[-1])
         found = cache.get(key)
         if found is None:
-            found = _rest_costs(terms.rest, service.rest, futures, horizon, cloud_trend)
+            found = rest_costs(terms.rest, service.rest, futures, horizon, cloud_trend)
             cache[key] = found
-        rest_costs = found
-    return parts, rest_costs, service
+        rest_parts = found
+    return parts, rest_parts, service
 
 
 def committed_usd(rates: CloudRates, c: Any, hours: float, horizon: int) -> Array:
@@ -362,7 +362,7 @@ def _layer_costs(
     return costs
 
 
-def _rest_costs(
+def rest_costs(
     rest: MixRest,
     hours_served: Array,
     futures: PathValues,

@@ -95,7 +95,7 @@ def _commitment_charges(
     return charges * (1.0 + rates.support_fraction), rates.committed_gpus * hours
 
 
-def _option_used(option: OptionPlan, rates: CloudRates, demand: PathDemand, hours: float) -> Array:
+def option_used(option: OptionPlan, rates: CloudRates, demand: PathDemand, hours: float) -> Array:
     """A committed option's ``supply_o − over(C)`` on the paths [GPU-h/month]."""
     supply = demand.supply(option)
     capacity = rates.committed_gpus * hours
@@ -107,7 +107,7 @@ def _option_used(option: OptionPlan, rates: CloudRates, demand: PathDemand, hour
     return np.asarray(supply - over)
 
 
-def _layer_used(
+def layer_used(
     option: OptionPlan, terms: MixTerms, j: int, demand: PathDemand, hours: float
 ) -> Array:
     """The hours a mix's layer ``j`` serves on the paths [GPU-h/month]."""
@@ -137,13 +137,13 @@ def commitments_unused(
         rates = option.rates
         if commitment.layer is None:
             assert isinstance(rates, CloudRates)
-            used = _option_used(option, rates, demand, hours)
+            used = option_used(option, rates, demand, hours)
             cloud = rates
         else:
             assert isinstance(rates, MixTerms)
             layer: MixLayer = rates.layers[commitment.layer]
             assert isinstance(layer.rates, CloudRates)
-            used = _layer_used(option, rates, commitment.layer, demand, hours)
+            used = layer_used(option, rates, commitment.layer, demand, hours)
             cloud = layer.rates
         charges, held = _commitment_charges(cloud, futures, hours, horizon)
         unused = np.maximum(held - np.broadcast_to(used, (n_paths, horizon + 1)), 0.0)
