@@ -12,8 +12,8 @@ import pytest
 
 from costapp.models import Scenario, SimulationRun
 from hardware.models import GpuModel, InstancePrice
+from tests.costapp.runs.test_pages import finished, pat  # noqa: F401
 from tests.costapp.runs_helpers import scenario_document
-from tests.costapp.test_run_pages import finished, pat  # noqa: F401
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 

@@ -142,7 +142,7 @@ def merge_heartbeat(
 
 
 def merge_pause_point(run_id: int) -> None:
-    """The tests' window into a merge under way (``tests/costapp/test_runs_merge_kill.py``): with
+    """The tests' window into a merge under way (``tests/costapp/runs/test_merge_kill.py``): with
     the setting ``RUN_MERGE_PAUSE_FILE`` (only the tests' settings have it, from the environment
     variable of that name) naming a file that exists, the first merge to get here removes the
     file, writes its process id to the same name with ``.paused`` appended, and sleeps
@@ -152,7 +152,7 @@ def merge_pause_point(run_id: int) -> None:
 
 def block_pause_point(run_id: int) -> None:
     """The tests' window into a block task holding its run's row
-    (``tests/costapp/test_runs_frozen_worker.py``): as :func:`merge_pause_point`, with the
+    (``tests/costapp/runs/test_frozen_worker.py``): as :func:`merge_pause_point`, with the
     settings ``RUN_BLOCK_PAUSE_FILE`` and ``RUN_BLOCK_PAUSE_S``, inside the transaction that
     stores the block, the run's row locked."""
     _pause_point("block", run_id)

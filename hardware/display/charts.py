@@ -154,7 +154,7 @@ def empty_figure(*, layout: Mapping[str, Any]) -> go.Figure:
 
     Built without plotly's check of each property (``_validate=False``, as its traces are):
     checking copies and coerces every value, which took most of a run page's first view. The
-    figure's JSON is the same as a checked figure's; tests/costapp/test_charts.py builds every
+    figure's JSON is the same as a checked figure's; tests/costapp/charts/test_charts.py builds every
     chart both ways and compares them."""
     resolved = {**layout, "template": template_json(layout.get("template", TEMPLATE))}
     return go.Figure(layout=resolved, _validate=False)

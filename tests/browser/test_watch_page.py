@@ -12,7 +12,7 @@ from tests.browser.support import PASSWORD, SCREENSHOTS, log_in
 from tests.conftest import tasks_run_in_process
 from tests.costapp.factories import ScenarioFactory
 from tests.costapp.runs_helpers import analyst
-from tests.costapp.test_budget_watch import OFFER, lambda_feed
+from tests.costapp.watch.test_budget_watch import OFFER, lambda_feed
 from tests.tco.helpers import scenario
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -21,8 +21,8 @@ from costapp.models import Scenario
 from costapp.runs import pipeline
 from tests.factories import UserFactory
 
+from .runs.test_pages import finished, pat  # noqa: F401 (fixtures)
 from .runs_helpers import scenario_document
-from .test_run_pages import finished, pat  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.django_db
 

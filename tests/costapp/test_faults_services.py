@@ -24,8 +24,8 @@ from costapp.runs import pipeline
 from tests.conftest import start_celery_worker, stop_celery_worker
 from tests.factories import UserFactory
 
+from .runs.test_pages import finished, pat  # noqa: F401 (fixtures)
 from .runs_helpers import scenario_document
-from .test_run_pages import finished, pat  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.services
 

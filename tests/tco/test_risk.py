@@ -7,7 +7,7 @@ import pytest
 from costapp.tco import montecarlo as mc
 from costapp.tco.core import plan_build
 from costapp.tco.risk import budget_exceedance, spread_upfront
-from tests.costapp.test_run_risk import DOCUMENT
+from tests.costapp.runs.test_risk import DOCUMENT
 from tests.tco.helpers import gpu_figures, normalized
 
 
