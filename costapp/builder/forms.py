@@ -5,7 +5,6 @@ sizing sweep), their fields from the engine's tables.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +28,7 @@ from costapp.builder.fields import (
 )
 from costapp.builder.labels import ASSUMPTION_SUFFIX, NOTES, label_of
 from costapp.reports.field_labels import QUANTITY_LABELS
-from costapp.scenarios.growth import agree, growth_words, monthly_from_yearly
+from costapp.scenarios.growth import agree, growth_words, monthly_from_yearly, typed_note
 from hardware.display.figures import plain_number
 
 DIST_PARAMS = ("low", "mode", "high", "mean", "sd")
@@ -280,14 +279,7 @@ class WorkloadForm(RowForm):
 
     def growth_note(self) -> str:
         """The growth as typed, a month and a year (shown under the rate a month)."""
-        for name, convert in (("monthly_growth", float), (GROWTH_A_YEAR, monthly_from_yearly)):
-            try:
-                value = convert(float(str(self.value(name) or "").strip()))
-            except (ValueError, OverflowError, ZeroDivisionError):
-                continue
-            if math.isfinite(value) and value > -1:
-                return "= " + growth_words(value)
-        return ""
+        return typed_note(self.value("monthly_growth"), self.value(GROWTH_A_YEAR))
 
     def layout(self) -> list[tuple[forms.BoundField, str, str]]:
         """(field, the types it belongs to or "" for all, billings ""), in order."""
