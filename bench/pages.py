@@ -13,12 +13,15 @@ its charts are cached after the first view, which is timed apart), its downloads
 alone. Target: under 300 ms a page.
 
 ``weight``: an analyst asks the 70B question (``costapp.ask.presets.EXAMPLE_QUESTION``: fine-tune
-a 70B model, then serve it at 20 M tokens a day) through ``POST /ask/``; its answer page, the
-run page of its run and the run's read-only link are then weighed (the bytes of their HTML) and
-drawn in headless Chromium (``/usr/bin/chromium``, driven by Playwright) at 1440 px against a
-threaded WSGI server of the app in this process: the time from the navigation's start until every
-chart is drawn and fitted (``static/js/charts.js`` marks each ``data-settled``), the median of
-``N`` loads (at least 3) after one warm-up. Targets: under 300 KB of HTML, drawn in under 2 s.
+a 70B model, then serve it at 20 M tokens a day) and the 8B question (the second of
+``costapp.ask.presets.LEAD_QUESTIONS``: 2 B tokens a day growing 50 % a year over 60 months, 14
+options and a mix sized jointly, the heaviest run page) through ``POST /ask/``; for each, its
+answer page, the run page of its run, the run's read-only link and its scenario's builder page
+are then weighed (the bytes of their HTML) and drawn in headless Chromium (``/usr/bin/chromium``,
+driven by Playwright) at 1440 px against a threaded WSGI server of the app in this process: the
+time from the navigation's start until every chart is drawn and fitted (``static/js/charts.js``
+marks each ``data-settled``; the builder page, which has none, until it has loaded), the median
+of ``N`` loads (at least 3) after one warm-up. Targets: under 300 KB of HTML, drawn in under 2 s.
 Each figure is printed with its target, met or missed."""
 
 from __future__ import annotations
@@ -191,9 +194,25 @@ def _main_thread_s(cdp: Any) -> float:
     return float(next(m["value"] for m in metrics if m["name"] == "TaskDuration"))
 
 
+def _question_pages(client: Any, user: Any, name: str, data: dict) -> dict[str, str]:
+    """Asks a question and waits for its answer: its pages to weigh, by label."""
+    from bench.ask import _ask
+    from costapp.runs.links import run_link_create
+
+    _wall, question = _ask(client, data)
+    run = question.run  # type: ignore[attr-defined]
+    _link, key = run_link_create(run=run, user=user)
+    return {
+        f"the {name} question's answer page": f"/ask/{question.pk}/",  # type: ignore[attr-defined]
+        f"the {name} question's run page": f"/runs/{run.pk}/",
+        f"the {name} question's run's read-only link": f"/shared/{key}/",
+        f"the {name} question's scenario in the builder": f"/scenarios/{run.scenario_id}/edit/",
+    }
+
+
 def _weight(repeat: int) -> None:
-    """The 70B question's answer page, its run's page and read-only link: weight and draw time
-    (the ``weight`` part)."""
+    """The 70B and 8B questions' answer pages, their runs' pages and read-only links and their
+    scenarios' builder pages: weight and draw time (the ``weight`` part)."""
     import os
 
     os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's loop, this thread
@@ -202,21 +221,16 @@ def _weight(repeat: int) -> None:
     from django.test import Client
     from playwright.sync_api import sync_playwright
 
-    from bench.ask import _ask
-    from costapp.ask.presets import EXAMPLE_QUESTION
-    from costapp.runs.links import run_link_create
+    from costapp.ask.presets import EXAMPLE_QUESTION, LEAD_QUESTIONS
 
     user = get_user_model().objects.create_user("bench-analyst")
     user.groups.add(Group.objects.get(name="analyst"))
     client = Client()
     client.force_login(user)
-    _wall, question = _ask(client, EXAMPLE_QUESTION)
-    run = question.run  # type: ignore[attr-defined]
-    _link, key = run_link_create(run=run, user=user)
+    eight_b = next(q for label, q in LEAD_QUESTIONS.items() if "8B" in label)
     pages = {
-        "the 70B question's answer page": f"/ask/{question.pk}/",  # type: ignore[attr-defined]
-        "its run's page": f"/runs/{run.pk}/",
-        "its run's read-only link": f"/shared/{key}/",
+        **_question_pages(client, user, "70B", EXAMPLE_QUESTION),
+        **_question_pages(client, user, "8B", eight_b),
     }
     origin, stop = _serve()
     try:

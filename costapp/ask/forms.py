@@ -10,6 +10,13 @@ from django import forms
 from django.conf import settings
 
 from costapp.ask.presets import MODEL_PRESETS, preset_get
+from costapp.scenarios.growth import (
+    agree,
+    growth_words,
+    monthly_from_yearly,
+    percent_a_month,
+    typed_note,
+)
 from costapp.tco import hidden_characters_error
 
 CERTAINTY = {
@@ -120,9 +127,14 @@ class QuestionForm(forms.Form):
     growth_per_year = forms.FloatField(
         required=False,
         label="Growth a year (%)",
-        initial=0,
-        help_text="how much the work grows each year: 50 means 1.5 times a year, taken as "
-        "(1 + 50 %)^(1/12) − 1 = 3.44 % a month",
+        help_text="how much the work grows each year, or give it a month below: 50 means 1.5 "
+        "times a year, 3.437 % a month; default: no growth",
+    )
+    growth_per_month = forms.FloatField(
+        required=False,
+        label="or: growth a month (%)",
+        help_text="how much the work grows each month, or give it a year above: 3.437 means "
+        "50 % a year, (1 + 3.437 %)^12 − 1; the page converts it; default: no growth",
     )
     sure = forms.ChoiceField(
         label="How sure the answer must be",
@@ -345,11 +357,7 @@ class QuestionForm(forms.Form):
         gpus = data.get("gpus") or []
         if len(gpus) > 3:
             self.add_error("gpus", "Choose at most three GPU models.")
-        growth = data.get("growth_per_year")
-        if growth is not None and growth <= -100:
-            self.add_error(
-                "growth_per_year", "Must be above −100 % a year (−100 % leaves no work)."
-            )
+        self._clean_growth(data)
         if data.get("discount_percent") is not None:
             self.discount_rate = data["discount_percent"] / 100
         if not data.get("kinds") and "kinds" not in self.errors:
@@ -380,6 +388,35 @@ class QuestionForm(forms.Form):
         if data.get("steady") and not data.get("steady_gpus"):
             self.add_error("steady_gpus", "Give the number of GPUs, more than 0.")
         return data
+
+    def _clean_growth(self, data: dict[str, Any]) -> None:
+        """Growth given a year or a month (``costapp.scenarios.growth``, the builder's rule):
+        each above −100 %; both given, they must say the same growth."""
+        per_year, per_month = data.get("growth_per_year"), data.get("growth_per_month")
+        if per_year is not None and per_year <= -100:
+            self.add_error(
+                "growth_per_year", "Must be above −100 % a year (−100 % leaves no work)."
+            )
+        elif per_month is not None and per_month <= -100:
+            self.add_error(
+                "growth_per_month", "Must be above −100 % a month (−100 % leaves no work)."
+            )
+        elif (
+            per_year is not None
+            and per_month is not None
+            and not agree(percent_a_month(per_month), per_year)
+        ):
+            self.add_error(
+                "growth_per_month",
+                f"Says {growth_words(percent_a_month(per_month))}, but the growth a year says "
+                f"{growth_words(monthly_from_yearly(per_year))}: clear one of them.",
+            )
+
+    def growth_note(self) -> str:
+        """The growth as typed, a month and a year (shown under the rate a month), the month
+        first as the plan takes it (``costapp.scenarios.growth.typed_note``)."""
+        month, year = self["growth_per_month"].value(), self["growth_per_year"].value()
+        return typed_note(month, year, month_scale=percent_a_month(1))
 
     def _clean_serving(self, data: dict[str, Any], gpus: list[str]) -> None:
         per_day = data.get("tokens_per_day")

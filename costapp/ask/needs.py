@@ -1,6 +1,7 @@
 """What the question's work needs, in words, from the run's inputs by the scenario format's
 formulas: for served traffic the GPUs busy in its first month (generating and reading prompts) and
-at its busiest hours, and its growth; for training a run's GPU-hours, the GPUs at once, the
+at its busiest hours, and its growth a month and a year; for a steady fleet its GPUs and growth;
+for training a run's GPU-hours, the GPUs at once, the
 goodput under failures and the days a run takes."""
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from costapp.scenarios.growth import growth_words
 from hardware.display.figures import percent_text, plain_number, quantity_text
 
 
@@ -41,10 +43,27 @@ def _serving(w: dict[str, Any], gpus: dict[str, Any], names: dict[str, str]) -> 
                      f"{held:,} held ready all month whatever the traffic")  # fmt: skip
     growth = w.get("monthly_growth") or 0.0
     if growth:
-        yearly = (1 + growth) ** 12 - 1
         months = w["end_month"] - w.get("start_month", 1)
-        said += (f"; growing {percent_text(growth)} a month ({percent_text(yearly)} a year), "
-                 f"{busy * (1 + growth) ** months:,.2f} busy in month {w['end_month']}")  # fmt: skip
+        said += (f"; growing {growth_words(growth)}, "
+                 f"{_grown(busy, growth, months)} busy in month {w['end_month']}")  # fmt: skip
+    return said + "."
+
+
+def _grown(busy: float, growth: float, months: int) -> str:
+    try:
+        return f"{busy * (1 + growth) ** months:,.2f}"
+    except OverflowError:
+        return "beyond any figure"
+
+
+def _steady(w: dict[str, Any], names: dict[str, str]) -> str:
+    growth = w.get("monthly_growth") or 0.0
+    said = (f"“{w['name']}”: {plain_number(w['gpus'])} {_gpu_name(w['gpu'], names)} GPUs busy "
+            f"{percent_text(w.get('utilization', 1.0))} of the time")  # fmt: skip
+    if growth:
+        months = w["end_month"] - w.get("start_month", 1)
+        said += (f"; growing {growth_words(growth)}, "
+                 f"{_grown(w['gpus'], growth, months)} GPUs in month {w['end_month']}")  # fmt: skip
     return said + "."
 
 
@@ -87,4 +106,6 @@ def work_needs(inputs: dict[str, Any], gpus: dict[str, Any], names: dict[str, st
             said.append(_serving(w, gpus, names))
         elif w["type"] == "training" and w.get("flops_per_run"):
             said.append(_training(w, gpus, mtbf, names))
+        elif w["type"] == "steady" and w.get("gpus"):
+            said.append(_steady(w, names))
     return said

@@ -26,7 +26,7 @@ from costapp.ask.forms import CERTAINTY, COMMITMENT_YEARS, INFERENCE_BYTES
 from costapp.ask.offers import acceptable_prices, alternatives, offer_ref, price_words
 from costapp.ask.presets import MODEL_PRESETS, preset_get
 from costapp.scenarios.catalog import engine_gpu_figures
-from costapp.scenarios.growth import monthly_from_yearly
+from costapp.scenarios.growth import given_monthly
 from costapp.scenarios.sources import resolved_catalog_refs
 from costapp.tco import normalize, plan_build, schema
 from hardware import selectors as catalog
@@ -113,9 +113,10 @@ def workloads_of(answers: dict[str, Any], first_gpu: str, figures: dict[str, Any
 
 
 def monthly_growth(answers: dict[str, Any]) -> float:
-    """The growth a year asked, as the format's rate a month: (1 + g)^(1/12) − 1, by the rule
-    the builder converts with too (``costapp.scenarios.growth``)."""
-    return monthly_from_yearly(answers.get("growth_per_year") or 0.0)
+    """The growth asked, a year or a month, as the format's rate a month: (1 + g)^(1/12) − 1
+    from a rate a year, by the rule the builder converts with too
+    (``costapp.scenarios.growth.given_monthly``)."""
+    return given_monthly(answers.get("growth_per_year"), answers.get("growth_per_month"))
 
 
 def _params(answers: dict[str, Any], prefix: str) -> float:

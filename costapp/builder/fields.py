@@ -16,7 +16,14 @@ from costapp.tco import FieldSpec
 
 if TYPE_CHECKING:
     pass
-from costapp.builder.labels import NOTES, exact_decimal, field_help, label_of, shown
+from costapp.builder.labels import (
+    ASSUMPTION_SUFFIX,
+    NOTES,
+    exact_decimal,
+    field_help,
+    label_of,
+    shown,
+)
 
 INTEGER = re.compile(r"[+-]?\d+")
 """A whole number as the form takes it (a sign, digits)."""
@@ -256,3 +263,49 @@ def spec_field(
     if spec.kind == "list":
         return JsonListField(required=False, strip=False, label=label, help_text=help_text)
     return forms.CharField(required=False, strip=False, label=label, help_text=help_text)
+
+
+class ListSelect(forms.Select):
+    """A select whose long list of choices (a catalog's GPUs, token prices, quotes, sourced
+    figures) the page writes once, in ``<template id="list-KEY">`` (``RowForm.lists``), for
+    every row that picks from it: the select itself carries its empty choice and the chosen one
+    only, and ``static/js/builder.js`` puts the list in when the page loads or a row is added.
+    Without the script the chosen value is still posted as it was."""
+
+    def __init__(self, key: str, attrs: Mapping[str, Any] | None = None) -> None:
+        super().__init__(attrs={**(attrs or {}), "data-list": key})
+
+    def optgroups(self, name: str, value: Any, attrs: Any = None) -> list[Any]:
+        kept = []
+        for group, options, index in super().optgroups(name, value, attrs):
+            chosen = [o for o in options if o["selected"] or o["value"] in ("", None)]
+            if chosen:
+                kept.append((group, chosen, index))
+        return kept
+
+
+LISTED = ("gpu", "token_price", "egress_provider", "dedicated_quote", "purchase_quote")
+"""The pickers of a row whose choices are a catalog's long list, with the sourced figures'
+pickers (``…_assumption``): a page writes each list once, not once per row."""
+
+
+def lists_share(fields: Mapping[str, forms.Field], section: str) -> None:
+    """A row's catalog pickers (``LISTED``, the sourced figures') as ``ListSelect``s keyed by
+    the formset's prefix ``section`` and the field's name (``options-gpu``)."""
+    for name, field in fields.items():
+        if isinstance(field, forms.ChoiceField) and (
+            name in LISTED or name.endswith(ASSUMPTION_SUFFIX)
+        ):
+            widget = ListSelect(f"{section}-{name}", field.widget.attrs)
+            widget.choices = field.widget.choices
+            field.widget = widget
+
+
+def lists_of(fields: Mapping[str, forms.Field]) -> list[tuple[str, list[Any]]]:
+    """The lists of a row's ``ListSelect``s, (key, choices): from a formset's empty row, whose
+    choices are the catalog's alone, what the page writes once."""
+    return [
+        (field.widget.attrs["data-list"], list(field.choices))  # type: ignore[attr-defined]
+        for field in fields.values()
+        if isinstance(field.widget, ListSelect)
+    ]

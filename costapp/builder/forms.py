@@ -5,7 +5,6 @@ sizing sweep), their fields from the engine's tables.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -18,13 +17,22 @@ from costapp.tco import FieldSpec, schema, swept_field
 if TYPE_CHECKING:
     pass
 from costapp.builder.catalog import CatalogChoices
-from costapp.builder.fields import INTEGER, NumberField, RangesField, TiersField, spec_field
+from costapp.builder.fields import (
+    INTEGER,
+    NumberField,
+    RangesField,
+    TiersField,
+    lists_of,
+    lists_share,
+    spec_field,
+)
 from costapp.builder.labels import ASSUMPTION_SUFFIX, NOTES, label_of
 from costapp.reports.field_labels import QUANTITY_LABELS
-from costapp.scenarios.growth import agree, growth_words, monthly_from_yearly
+from costapp.scenarios.growth import agree, growth_words, monthly_from_yearly, typed_note
 from hardware.display.figures import plain_number
 
 DIST_PARAMS = ("low", "mode", "high", "mean", "sd")
+QUOTE_PICKERS = ("dedicated_quote", "purchase_quote")
 GROWTH_A_YEAR = "growth_per_year"
 """A workload's growth a year in percent: the builder's way to give ``monthly_growth``."""
 
@@ -117,9 +125,44 @@ def _owners(tables: Mapping[str, Mapping[str, FieldSpec]]) -> dict[str, list[str
 class RowForm(forms.Form):
     """A row of a formset whose visible fields depend on its type (and billing)."""
 
+    section = ""
+    """The formset's prefix (``options``): the key of the page's lists and its empty row."""
+    types: tuple[str, ...] = ()
+    """The row's types: a row of one of them is written with its type's fields only."""
+
     def __init__(self, *args: Any, catalog: CatalogChoices | None = None, **kwargs: Any) -> None:
         self.catalog = catalog or CatalogChoices()
         super().__init__(*args, **kwargs)
+
+    def share_lists(self) -> None:
+        """Its catalog pickers as ``ListSelect``s (``costapp.builder.fields.lists_share``)."""
+        lists_share(self.fields, self.section)
+
+    def lists(self) -> list[tuple[str, list[Any]]]:
+        """The page's lists of this formset's pickers, from its empty row: (key, choices)."""
+        return lists_of(self.fields)
+
+    def page_layout(self) -> list[tuple[forms.BoundField, str, str]]:
+        """``layout`` as the page writes the row: a row of a known type without the fields of
+        the other types (the page's script brings them from the empty row when the type is
+        changed), except those holding a value or an error, which the row says are not saved;
+        a row without a type, or of an unknown one, whole."""
+        kind = str(self.value("type") or "")
+        rows = self.layout()
+        if kind not in self.types:
+            return rows
+        return [
+            (bound, types, billings)
+            for bound, types, billings in rows
+            if not types
+            or kind in types.split()
+            or bound.errors
+            or bound.value() not in (None, "", False, [])
+        ]
+
+    def is_partial(self) -> bool:
+        """Whether the page writes fewer fields of the row than it has (``page_layout``)."""
+        return len(self.page_layout()) < len(self.layout())
 
     def value(self, name: str) -> Any:
         """The bound, raw value of a field (before cleaning)."""
@@ -184,6 +227,9 @@ WORKLOAD_OWNERS = _owners(schema.WORKLOAD_TYPE_FIELDS)
 class WorkloadForm(RowForm):
     """One workload: the common fields and those of each type (shown for its type)."""
 
+    section = "workloads"
+    types = tuple(schema.WORKLOAD_TYPE_FIELDS)
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         for name, spec in schema.WORKLOAD_COMMON_FIELDS.items():
@@ -210,6 +256,7 @@ class WorkloadForm(RowForm):
             fields[name] = field
         self.fields = fields
         self.fields["DELETE"] = forms.BooleanField(required=False, widget=forms.HiddenInput)
+        self.share_lists()
 
     def clean(self) -> dict[str, Any]:
         """Growth a year into the document's growth a month, (1 + g)^(1/12) − 1, when the rate
@@ -232,14 +279,7 @@ class WorkloadForm(RowForm):
 
     def growth_note(self) -> str:
         """The growth as typed, a month and a year (shown under the rate a month)."""
-        for name, convert in (("monthly_growth", float), (GROWTH_A_YEAR, monthly_from_yearly)):
-            try:
-                value = convert(float(str(self.value(name) or "").strip()))
-            except (ValueError, OverflowError, ZeroDivisionError):
-                continue
-            if math.isfinite(value) and value > -1:
-                return "= " + growth_words(value)
-        return ""
+        return typed_note(self.value("monthly_growth"), self.value(GROWTH_A_YEAR))
 
     def layout(self) -> list[tuple[forms.BoundField, str, str]]:
         """(field, the types it belongs to or "" for all, billings ""), in order."""
@@ -267,7 +307,7 @@ OPTION_FORM_FIELDS: dict[str, tuple[str, ...]] = {
 }
 """Nested objects of an option and the form fields of their members."""
 
-QUOTE_FIELDS = {"dedicated": "dedicated_quote", "on_prem": "purchase_quote"}
+QUOTE_FIELDS = dict(zip(("dedicated", "on_prem"), QUOTE_PICKERS, strict=True))
 
 GPU_OPTION_TYPES = tuple(kind for kind in schema.OPTION_TYPES if kind != "api")
 """The option types that hold GPUs: the common fields ``gpu`` and ``throughput_factor`` are
@@ -288,6 +328,9 @@ class OptionForm(RowForm):
     """One option: the common fields, those of each type and cloud billing (shown for its type
     and billing), the offer and financing objects as their members' fields, and the quote as a
     picker of dedicated-server or purchase quotes."""
+
+    section = "options"
+    types = tuple(schema.OPTION_TYPES)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -316,6 +359,7 @@ class OptionForm(RowForm):
             **{name: f for name, f in self.fields.items() if name not in first},
         }
         self.fields["DELETE"] = forms.BooleanField(required=False, widget=forms.HiddenInput)
+        self.share_lists()
 
     def _add(
         self, kind: str, name: str, spec: FieldSpec, billings: list[str] | None = None

@@ -105,6 +105,8 @@ def _render(
         ],
         "stale_days": _stale_days(),
         "max_workloads": schema.MAX_WORKLOADS,
+        # each catalog picker's list once for the page, not once per row
+        "lists": builder.workloads.empty_form.lists() + builder.options.empty_form.lists(),
     }
     return render(request, "builder/builder.html", context)
 

@@ -1,5 +1,6 @@
 """Template tags of the chart pages: a chart with its tables, and how a table cell is written."""
 
+from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from numbers import Number
@@ -78,6 +79,39 @@ def table_rows(table: Table) -> list[list[tuple[str, bool]]]:
         [(chart_cell(cell, decimals[index]), is_number(cell)) for index, cell in enumerate(row)]
         for row in table.rows
     ]
+
+
+FOLD_ROWS = 3
+"""A table folds its first column into headings of groups of rows when its groups hold this
+many rows on average or more (``table_groups``)."""
+
+
+@dataclass(frozen=True)
+class TableBody:
+    """A chart table as a page writes it: its column headers and its rows, in groups under a
+    heading (``heading`` "" for one group without one)."""
+
+    columns: list[str]
+    groups: list[tuple[str, list[list[tuple[str, bool]]]]]
+
+
+@register.filter
+def table_groups(table: Table) -> TableBody:
+    """A chart table's rows (``table_rows``), folded where its first column is text repeated
+    over runs of rows (an option's name on each of its 20 points): each run a group of rows
+    under one heading of its name, the column left out, so the page carries each name once; a
+    table whose first column does not repeat so is written whole."""
+    rows = table_rows(table)
+    firsts = [row[0] for row in rows if row]
+    groups: list[tuple[str, list[list[tuple[str, bool]]]]] = []
+    if len(firsts) == len(rows) >= 2 * FOLD_ROWS and not any(number for _, number in firsts):
+        for row in rows:
+            if not groups or groups[-1][0] != row[0][0]:
+                groups.append((row[0][0], []))
+            groups[-1][1].append(row[1:])
+        if len(rows) >= FOLD_ROWS * len(groups):
+            return TableBody(table.columns[1:], groups)
+    return TableBody(table.columns, [("", rows)])
 
 
 @register.filter

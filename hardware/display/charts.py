@@ -13,6 +13,7 @@ import functools
 import html
 import json
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -131,16 +132,67 @@ def _page_number(value: Any) -> Any:
     return value
 
 
+HOVER_FORMAT = re.compile(r"%\{([xyz])(?::([^}]*))?\}")
+"""A trace's ``hovertemplate`` placeholder of a coordinate and its d3 format, if any."""
+FIXED_FORMAT = re.compile(r"^[$]?,?\.(\d+)(f|%)$")
+"""A d3 format with fixed decimals (``$,.0f``, ``.1f``, ``.1%``): what the tooltip shows of a
+number, the decimals of a percentage two more."""
+
+
+def hover_decimals(trace: Mapping[str, Any]) -> dict[str, int]:
+    """Per coordinate (``x``, ``y``, ``z``) of a trace, the decimals its tooltip shows, where
+    every placeholder of it in the trace's ``hovertemplate`` has fixed decimals (a coordinate
+    shown unformatted, or as ``$,.3s``, or not at all, is left out: its numbers stay as
+    ``PAGE_DIGITS`` gives them)."""
+    template = trace.get("hovertemplate")
+    if not isinstance(template, str):
+        return {}
+    found: dict[str, int] = {}
+    unfixed: set[str] = set()
+    for axis, spec in HOVER_FORMAT.findall(template):
+        fixed = FIXED_FORMAT.match(spec or "")
+        if fixed is None:
+            unfixed.add(axis)
+            continue
+        decimals = int(fixed.group(1)) + (2 if fixed.group(2) == "%" else 0)
+        found[axis] = max(decimals, found.get(axis, 0))
+    return {axis: decimals for axis, decimals in found.items() if axis not in unfixed}
+
+
+def _rounded(value: Any, decimals: int) -> Any:
+    if isinstance(value, float) and math.isfinite(value):
+        short = round(value, decimals)
+        return int(short) if short.is_integer() and abs(short) < 1e15 else short
+    if isinstance(value, list):
+        return [_rounded(item, decimals) for item in value]
+    return value
+
+
+def page_trace(trace: Mapping[str, Any]) -> dict[str, Any]:
+    """A trace as a page carries it: each coordinate its tooltip shows at fixed decimals
+    (``hover_decimals``) rounded to them, no more than the chart can show (a dollar on an axis
+    of millions is not a pixel; the tooltip reads the same), the rest to ``PAGE_DIGITS``."""
+    shown: dict[str, Any] = _page_number(dict(trace))
+    for axis, decimals in hover_decimals(trace).items():
+        if axis in shown:
+            shown[axis] = _rounded(trace[axis], decimals)
+    return shown
+
+
 def page_figure(figure: Mapping[str, Any]) -> dict[str, Any]:
     """A figure as a page carries it: its template by name where it is ``TEMPLATE`` as
     ``template_json`` resolves it (the page holds that template once, ``page_templates``, and
-    ``static/js/charts.js`` puts it back before drawing), its numbers to ``PAGE_DIGITS``
-    significant digits (a whole number without its ``.0``). A figure's own JSON keeps both
-    whole (``figure_json``)."""
+    ``static/js/charts.js`` puts it back before drawing), each trace's numbers as its tooltip
+    shows them (``page_trace``), the others to ``PAGE_DIGITS`` significant digits (a whole
+    number without its ``.0``). A figure's own JSON keeps both whole (``figure_json``)."""
     layout = dict(figure.get("layout") or {})
     if layout.get("template") == template_json(TEMPLATE):
         layout["template"] = TEMPLATE
     shown: dict[str, Any] = _page_number({**figure, "layout": layout})
+    shown["data"] = [
+        page_trace(trace) if isinstance(trace, Mapping) else _page_number(trace)
+        for trace in figure.get("data") or []
+    ]
     return shown
 
 

@@ -90,7 +90,7 @@
         found.push(text + " = " + value);
       });
     });
-    var what = row.querySelector("select[name$='-billing']") ? "type and billing" : "type";
+    var what = row.dataset.row === "option" ? "type and billing" : "type";
     notice.textContent = found.length
       ? "Not saved with this " + what + ": " + found.join(", ") + ". Switch back to keep " +
         (found.length > 1 ? "them." : "it.")
@@ -185,6 +185,53 @@
     refreshSweepOptions();
     ["workloads", "options", "sizing"].forEach(renumber);
   }
+  // A catalog picker's long list (GPUs, token prices, quotes, sourced figures) is on the page
+  // once, in <template id="list-KEY">: each select of it carries its empty and chosen choices
+  // only, and gets the list here, its chosen value kept (one the catalog lacks kept at the end).
+  function fillList(select) {
+    var list = document.getElementById("list-" + select.dataset.list);
+    if (!list || select.dataset.filled) return;
+    select.dataset.filled = "";
+    var current = select.value;
+    var known = {};
+    list.content.querySelectorAll("option").forEach(function (option) { known[option.value] = true; });
+    var extras = Array.prototype.filter.call(select.options, function (option) {
+      return !known[option.value];
+    });
+    select.textContent = "";
+    select.appendChild(list.content.cloneNode(true));
+    extras.forEach(function (option) { select.appendChild(option); });
+    select.value = current;
+    if (select.selectedIndex >= 0) select.options[select.selectedIndex].defaultSelected = true;
+  }
+  function fillLists(root) {
+    root.querySelectorAll("select[data-list]").forEach(fillList);
+  }
+  // A row of a known type comes with its type's fields only (data-partial): the first change of
+  // its type brings the others from the section's empty row, each in its place, numbered as the
+  // row is.
+  function completeRow(row) {
+    if (!row.hasAttribute("data-partial")) return;
+    row.removeAttribute("data-partial");
+    var section = row.parentElement.id.replace(/-rows$/, "");
+    var template = document.getElementById(section + "-empty");
+    var type = row.querySelector("select[name$='-type']");
+    var prefix = type && /^(.*)-type$/.exec(type.name);
+    if (!template || !prefix) return;
+    var holder = document.createElement("div");
+    holder.innerHTML = template.innerHTML.replace(/__prefix__/g, prefix[1].slice(section.length + 1));
+    var grid = row.querySelector(".field-grid");
+    var previous = null;
+    holder.querySelectorAll(".field-grid > .field").forEach(function (field) {
+      var control = field.querySelector("[name]");
+      var mine = control && row.querySelector("[name='" + control.name + "']");
+      if (mine) { previous = mine.closest(".field"); return; }
+      if (previous) previous.after(field);
+      else grid.prepend(field);
+      previous = field;
+      fillLists(field);
+    });
+  }
   // A workload's growth is given a year (percent) or a month (the document's fraction): typing
   // one empties the other, which the server then works out, (1 + g)^(1/12) − 1, and the note
   // under the rate a month says both.
@@ -214,7 +261,10 @@
     var target = event.target;
     var row = target.closest("fieldset.row");
     if (row && /-(type|billing)$/.test(target.name)) {
-      later(function () { refreshRow(row); });
+      later(function () {
+        if (/-type$/.test(target.name)) completeRow(row);
+        refreshRow(row);
+      });
       // the sweeps' choices follow at once: a select's list, nothing moves
       if (row.closest("#options-rows")) refreshSweepOptions();
     }
@@ -236,6 +286,7 @@
       var holder = document.createElement("div");
       holder.innerHTML = template.innerHTML.replace(/__prefix__/g, String(index));
       var row = holder.firstElementChild;
+      fillLists(row);
       document.getElementById(section + "-rows").appendChild(row);
       total.value = String(index + 1);
       if (window.htmx) window.htmx.process(row);
@@ -282,5 +333,6 @@
   });
   // The script comes after the form: its fields are shown for their types before the page is
   // first drawn whole, not once everything else has loaded.
+  fillLists(document);
   refreshAll(document);
 })();

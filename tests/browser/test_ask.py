@@ -116,7 +116,16 @@ def test_q1_fine_tune_a_70b_model_then_serve_it(page, live_server, catalog, run_
 def test_q2_an_8b_chat_product_growing_half_a_year(page, live_server, catalog, run_tasks):
     problems = _start(page, live_server, "finance")
     page.fill("#id_months", "60")
+    # the growth a year or a month: typing one empties the other, the note says both
+    note = page.locator("#id_growth_per_month-converted")
     page.fill("#id_growth_per_year", "50")
+    assert note.text_content() == "= 3.437 % a month (50 % a year)"
+    page.fill("#id_growth_per_month", "2")
+    assert page.input_value("#id_growth_per_year") == ""
+    assert note.text_content() == "= 2 % a month (26.82 % a year)"
+    page.fill("#id_growth_per_year", "50")
+    assert page.input_value("#id_growth_per_month") == ""
+    assert note.text_content() == "= 3.437 % a month (50 % a year)"
     page.check("input[name=gpus][value=l40s]")
     page.select_option("#id_serve_model", "llama-3.1-8b")
     page.fill("#id_tokens_per_day", "2000000000")
@@ -145,7 +154,7 @@ def test_q2_an_8b_chat_product_growing_half_a_year(page, live_server, catalog, r
         in needs
     )
     assert f"{peak} at the busiest hours" in needs
-    assert "50.0 % a year" in needs
+    assert "growing 3.437 % a month (50 % a year)" in needs
 
     best = _best(question)
     sentence = page.locator("#answer-sentence").inner_text()

@@ -36,8 +36,9 @@ def test_an_analyst_compares_a_run_with_another_from_the_run_page(page, live_ser
         assert solid == {
             "name": f"{option['name']} (run {run_a.pk})",
             "dash": "solid",
-            # the page carries the figures to 9 significant digits (hardware.display.charts.page_figure)
-            "y": [float(f"{value:.9g}") for value in option["cumulative_usd"]],
+            # the page carries the figures as the tooltip shows them, whole dollars
+            # (hardware.display.charts.page_trace)
+            "y": [round(value) for value in option["cumulative_usd"]],
         }
         assert dashed["name"] == f"{option['name']} (run {run_b.pk})" and dashed["dash"] == "dash"
     assert page.locator("#chart-compare-cumulative .main-svg .scatterlayer .trace").count() == 10

@@ -62,9 +62,10 @@ def test_a_sizing_run_page_draws_each_sweep_and_copies_the_scenario_at_the_best_
         names = [t["name"] for t in drawn]
         assert "NPV P10–P90 over 5,000 paths" in names, names
         band = next(t for t in drawn if t["name"] == "NPV P10–P90 over 5,000 paths")
-        # the page carries the figures to 9 significant digits (hardware.display.charts.page_figure)
-        nine = [float(f"{value:.9g}") for value in sweep["p90_npv_usd"]]
-        assert band["x"] == sweep["candidates"] and band["y"] == nine
+        # the page carries the figures as the tooltip shows them, whole dollars
+        # (hardware.display.charts.page_trace)
+        shown = [round(value) for value in sweep["p90_npv_usd"]]
+        assert band["x"] == sweep["candidates"] and band["y"] == shown
         assert f"Best: {sweep['best']} " in " ".join(names)
         # the size axis shows whole sizes only
         ticks = page.locator(f"#chart-sizing-{number} .xtick text").all_text_contents()

@@ -104,3 +104,12 @@ def test_growth_a_year_and_a_month_given_together_must_say_the_same_growth(clien
         {**data, "workloads-0-monthly_growth": "", "workloads-0-growth_per_year": "-100"},
     )
     assert "Must be above −100 % a year" in below.content.decode()
+    # below −100 % a year no rate a month reads back: the page names the field, says no growth
+    beyond = client.post(
+        "/scenarios/new/",
+        {**data, "workloads-0-monthly_growth": "", "workloads-0-growth_per_year": "-150"},
+    )
+    assert beyond.status_code == 200
+    html = beyond.content.decode()
+    assert "Must be above −100 % a year" in html
+    assert 'id="id_workloads-0-monthly_growth-converted" aria-live="polite"></small>' in html

@@ -66,9 +66,11 @@ def test_the_run_page_shows_each_sweeps_chart_sentence_and_copy_button(client, s
         assert f'id="chart-sizing-{number}"' in html and f'id="figure-sizing-{number}"' in html
     figure = figure_of(html, "sizing-1")
     band = next(t for t in figure["data"] if t["name"] == "NPV P10–P90 over 1,100 paths")
-    # the page's figure: the result's numbers to 9 significant digits (hardware.display.charts.page_figure)
+    # the page's figure: the result's numbers as the tooltip shows them, whole dollars
+    # (hardware.display.charts.page_trace)
+    assert "%{y:$,.0f}" in band["hovertemplate"]
     assert sweeps[0]["p90_npv_usd"] == sized.sizing_bands[0]["p90_npv_usd"]
-    assert band["y"] == [float(f"{value:.9g}") for value in sweeps[0]["p90_npv_usd"]]
+    assert band["y"] == [round(value) for value in sweeps[0]["p90_npv_usd"]]
     assert band["y"] != sweeps[0]["p90_npv_usd"]  # its cents' fractions left out
     best = sweeps[0]["best"]
     assert best not in (None, 64)
