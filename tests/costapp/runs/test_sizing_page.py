@@ -57,6 +57,15 @@ def sized(pat, catalog, tasks_in_process):  # noqa: F811
     return stored_run(scenario)  # computed once per test process, then copied
 
 
+@pytest.fixture
+def sized_computed(pat, catalog, tasks_in_process):
+    """As ``sized``, computed by this test: for what finishing a run does."""
+    scenario = Scenario.objects.create(owner=pat, name="Fleet", document=fleet(), shared=True)
+    run = pipeline.run_create(scenario=scenario)
+    assert run.status == "succeeded", run.error
+    return run
+
+
 def test_the_run_page_shows_each_sweeps_chart_sentence_and_copy_button(client, sized, pat):
     client.force_login(pat)
     html = client.get(f"/runs/{sized.pk}/").content.decode()
@@ -200,7 +209,7 @@ def test_a_long_name_is_cut_short_and_keeps_the_size(sized, pat):
     assert copied.name.endswith(f"F… (at best size: {best} committed GPUs)")
 
 
-def test_charts_cached_by_other_chart_code_are_not_served(sized, monkeypatch):
+def test_charts_cached_by_other_chart_code_are_not_served(sized_computed, monkeypatch):
     """A run's charts are cached when it finishes; a deploy whose charts draw differently (another
     ``CHARTS_VERSION``) builds them again instead of serving the old figures."""
     from costapp import charts
@@ -219,19 +228,19 @@ def test_charts_cached_by_other_chart_code_are_not_served(sized, monkeypatch):
 
     monkeypatch.setattr(charts, "result_charts", result_spy)
     monkeypatch.setattr(charts, "sizing_charts", sizing_spy)
-    chart_cache.run_charts(run=sized)
-    chart_cache.run_sizing_charts(run=sized)
+    chart_cache.run_charts(run=sized_computed)
+    chart_cache.run_sizing_charts(run=sized_computed)
     assert built == []  # both cached when the run finished
     monkeypatch.setattr(charts, "CHARTS_VERSION", "another-version")
-    fresh = chart_cache.run_charts(run=sized)
-    fresh_sizing = chart_cache.run_sizing_charts(run=sized)
+    fresh = chart_cache.run_charts(run=sized_computed)
+    fresh_sizing = chart_cache.run_sizing_charts(run=sized_computed)
     assert built == ["result", "sizing"]
     assert [c.figure for c in fresh] == [
-        c.figure for c in result_charts(sized.result, sized.cost_curves)
+        c.figure for c in result_charts(sized_computed.result, sized_computed.cost_curves)
     ]
     assert [c.figure for c in fresh_sizing] == [
-        c.figure for c in sizing_charts(sized.result, sized.sizing_bands)
+        c.figure for c in sizing_charts(sized_computed.result, sized_computed.sizing_bands)
     ]
-    chart_cache.run_charts(run=sized)
-    chart_cache.run_sizing_charts(run=sized)
+    chart_cache.run_charts(run=sized_computed)
+    chart_cache.run_sizing_charts(run=sized_computed)
     assert built == ["result", "sizing"]  # kept under the new version
