@@ -21,7 +21,10 @@ from django.utils import timezone
 
 from hardware.confidence import PriceConfidence, confidence_of, token_price_confidence_of
 from hardware.models import ProviderKind
-from hardware.selectors import marketplace_providers
+from hardware.selectors import marketplace_providers, provider_names
+
+from .field_labels import label_of
+from .warning_words import warning_in_words
 
 FLAG_WORDS = {
     "stale": "stale: stated more than {days} days ago, it may no longer hold",
@@ -83,6 +86,21 @@ def _link(option: dict[str, Any], field: str) -> str | None:
         query = {"provider": token_price.get("provider"), "model": token_price.get("model")}
         return f"{reverse('token-prices')}?{urlencode(query)}"
     return None
+
+
+def source_words(source: str, option: dict[str, Any], providers: dict[str, str]) -> str:
+    """A source as a person reads it: a price file or feed by what it is, never its path
+    (``warning_in_words``), and an offer's provider by its name where its slug leads the offer
+    (``skypilot-v8/lambda.csv: lambda gpu_8x_h100_sxm5 in us-east-1, on-demand`` reads
+    "SkyPilot's price catalog for Lambda: Lambda gpu_8x_h100_sxm5 in us-east-1, on-demand")."""
+    text = warning_in_words(source, provider_names=providers)
+    offer = option.get("offer")
+    slug = offer.get("provider") if isinstance(offer, dict) else None
+    if isinstance(slug, str) and slug in providers:
+        text = re.sub(
+            rf"(^|: ){re.escape(slug)}(?=[ :])", rf"\g<1>{providers[slug]}", text, count=1
+        )
+    return text
 
 
 def _recorded(engine_version: str) -> bool:
@@ -151,6 +169,7 @@ def source_rows(
     if marketplaces is None:
         marketplaces = marketplace_providers()
     today = today or timezone.localdate()
+    providers = provider_names()
     sourced = []
     covered: set[tuple[int, str]] = set()
     for row in rows:
@@ -187,8 +206,10 @@ def source_rows(
             {
                 "option": option.get("name", f"option {index + 1}"),
                 "field": field,
+                # the offer's row is its egress, unknown (``costapp.scenarios.sources``)
+                "label": "Egress price" if field == "offer" else label_of(field),
                 "value": row.get("value"),
-                "source": row.get("source", ""),
+                "source": source_words(str(row.get("source", "")), option, providers),
                 "stated_on": row.get("stated_on"),
                 "flags": flag_words(list(row.get("flags") or []), row.get("stated_on")),
                 "link": link,
@@ -201,7 +222,14 @@ def source_rows(
             value = option.get(field)
             if (index, field) in covered or not isinstance(value, int | float) or value <= 0:
                 continue
-            typed.append({"option": option.get("name"), "field": field, "value": value})
+            typed.append(
+                {
+                    "option": option.get("name"),
+                    "field": field,
+                    "label": label_of(field),
+                    "value": value,
+                }
+            )
     return {
         "sourced": sourced,
         "typed": typed,

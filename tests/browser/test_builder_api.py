@@ -70,7 +70,7 @@ def test_an_api_option_built_in_the_builder_runs_and_shows_its_cost_per_million_
     row = page.locator("#key-figures tbody tr").first.inner_text()
     assert "by the token" in row and f"${per_million:,.2f}" in row
     sources = page.locator("#sources-table").inner_text()
-    assert "usd_per_million_tokens" in sources and "of unknown age" in sources
+    assert "USD per million output tokens" in sources and "of unknown age" in sources
 
     response = page.request.get(f"{live_server.url}/api/v1/runs/{run.pk}/monthly.csv")
     assert response.status == 200

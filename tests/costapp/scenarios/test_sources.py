@@ -272,6 +272,12 @@ def test_the_run_page_shows_each_source_and_flag_in_words_and_the_typed_prices(
         in table
     )
     assert '<strong>Medium confidence</strong><span class="sub">stale</span>' in table
+    # figures by their labels and sources by what they are: no field name, file path or slug
+    assert 'title="usd_per_gpu_hour">USD per GPU hour</td>' in table
+    assert "SkyPilot&#x27;s price catalog for Lambda: Lambda gpu_1x_h100_pcie" in table
+    assert ".csv" not in table and "<code>" not in table
+    assert "Shadeform hyperstack_H100x8-NVLINK" in table
+    assert 'title="offer">Egress price</td>' in table and "Shadeform: egress price unknown" in table
     typed = section[section.index('id="typed-prices"') :]
     assert "Typed" in typed and "typed in the scenario, no source" in typed
     assert "Shadeform" not in typed[: typed.index("</table>")]
