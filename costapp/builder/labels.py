@@ -75,9 +75,10 @@ def shown(value: Any) -> str:
     return str(value)
 
 
-TYPO_GUARD = 1e9
-"""A bound this large (in magnitude) guards against a slip of the keyboard rather than says
-what a plan may hold: validation keeps it, the page does not show it as a hint."""
+TYPO_GUARD = 1e6
+"""A bound this large (in magnitude: ten million GPUs or servers, a trillion dollars) guards
+against a slip of the keyboard rather than says what a plan may hold: validation keeps it, the
+page does not show it as a hint."""
 
 
 def range_text(spec: FieldSpec) -> str:

@@ -422,3 +422,9 @@ def test_the_edit_page_shows_the_engines_estimates_where_fields_are_empty(signed
     assert 'placeholder="4 (estimate)"' in html
     assert f"Left empty, the run uses the estimate {prefill:,.0f}." in html
     assert round(decode) == 6675 and round(prefill) == 30803  # the figures of the 8B question
+
+
+def test_the_hints_give_the_bounds_a_plan_lives_within_and_not_the_typo_guards(signed_in):
+    html = signed_in.get(reverse("scenario-new")).content.decode()
+    assert "≤ 120" in html and "≤ 100000" in html  # the horizon's and the paths' real limits
+    assert "≤ 10000000" not in html and "≤ 1000000000000" not in html  # slips of the keyboard
