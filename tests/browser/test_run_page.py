@@ -1,6 +1,8 @@
-"""The run page in a real browser (headless Chromium) with a real Celery worker: a run started
-from the scenario page shows a progress bar that htmx polls, then the result's charts, drawn by
-Plotly, without a page reload; its monthly CSV downloads with one row per option and month."""
+"""The run page in a real browser (headless Chromium), the run computed by a real Celery worker
+with Redis and in the live server's process on the embedded default (``run_tasks``): a run
+started from the scenario page shows a progress bar that htmx polls (unless the run was quicker
+than the page), then the result's charts, drawn by Plotly, without a page reload; its monthly
+CSV downloads with one row per option and month."""
 
 import csv
 
@@ -19,7 +21,7 @@ CHARTS = ("cumulative", "breakdown", "fan", "usd-per-gpu-hour", "utilization")
 
 @override_settings(RUN_BLOCKS_PER_TASK=1)
 def test_a_run_started_from_its_page_shows_progress_then_every_chart_and_its_csv(
-    page, live_server, catalog, celery_worker_process
+    page, live_server, catalog, run_tasks
 ):
     user = analyst("finance")
     scenario = Scenario.objects.create(
