@@ -7,32 +7,20 @@
   if (!form) {
     return;
   }
-  // The growth is given a year or a month (both in percent): typing one empties the other,
-  // which the server works out by one rule, (1 + g)^(1/12) − 1, and the note under the rate a
-  // month says both, as the scenario builder's does.
-  function percentText(value) {
-    return String(Number(value.toPrecision(4)));
-  }
+  // The growth is given a year or a month, both in percent (static/js/growth.js).
   form.addEventListener("input", function (event) {
     var target = event.target;
     if (target.name !== "growth_per_year" && target.name !== "growth_per_month") {
       return;
     }
     var yearly = target.name === "growth_per_year";
-    var other = document.getElementById(yearly ? "id_growth_per_month" : "id_growth_per_year");
-    var typed = target.value.trim();
-    if (other && typed !== "") {
-      other.value = "";
-    }
-    var note = document.getElementById("id_growth_per_month-converted");
-    if (!note) {
-      return;
-    }
-    var number = Number(typed);
-    var monthly = yearly ? Math.pow(1 + number / 100, 1 / 12) - 1 : number / 100;
-    note.textContent = typed === "" || !isFinite(monthly) || monthly <= -1 ? ""
-      : "= " + percentText(100 * monthly) + " % a month (" +
-        percentText((Math.pow(1 + monthly, 12) - 1) * 100) + " % a year)";
+    window.growthTyped(
+      target,
+      document.getElementById(yearly ? "id_growth_per_month" : "id_growth_per_year"),
+      document.getElementById("id_growth_per_month-converted"),
+      yearly,
+      0.01
+    );
   });
   form.addEventListener("submit", function () {
     var button = document.getElementById("ask-button");

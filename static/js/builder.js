@@ -232,22 +232,16 @@
       fillLists(field);
     });
   }
-  // A workload's growth is given a year (percent) or a month (the document's fraction): typing
-  // one empties the other, which the server then works out, (1 + g)^(1/12) − 1, and the note
-  // under the rate a month says both.
-  function percentText(value) {
-    return String(Number(value.toPrecision(4)));
-  }
+  // A workload's growth is given a year (percent) or a month (the document's fraction):
+  // static/js/growth.js.
   function refreshGrowth(target, prefix, yearly) {
-    var other = document.getElementById("id_" + prefix + (yearly ? "monthly_growth" : "growth_per_year"));
-    if (other && target.value.trim() !== "") other.value = "";
-    var note = document.getElementById("id_" + prefix + "monthly_growth-converted");
-    if (!note) return;
-    var typed = Number(target.value);
-    var monthly = yearly ? Math.pow(1 + typed / 100, 1 / 12) - 1 : typed;
-    note.textContent = target.value.trim() === "" || !isFinite(monthly) || monthly <= -1 ? ""
-      : "= " + percentText(100 * monthly) + " % a month (" +
-        percentText((Math.pow(1 + monthly, 12) - 1) * 100) + " % a year)";
+    window.growthTyped(
+      target,
+      document.getElementById("id_" + prefix + (yearly ? "monthly_growth" : "growth_per_year")),
+      document.getElementById("id_" + prefix + "monthly_growth-converted"),
+      yearly,
+      1
+    );
   }
   document.addEventListener("input", function (event) {
     var target = event.target;

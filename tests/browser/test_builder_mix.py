@@ -45,7 +45,13 @@ def test_a_mix_built_in_the_form_is_sized_jointly_run_and_copied_at_its_best(
     page.fill("#id_workloads-0-tokens_per_second_per_gpu", "400")
     page.fill("#id_workloads-0-peak_to_average", "2")
     page.fill("#id_workloads-0-peak_hours_per_day", "6")
+    # the growth a year or a month (the document's fraction): typing one empties the other
+    note = page.locator("#id_workloads-0-monthly_growth-converted")
+    page.fill("#id_workloads-0-growth_per_year", "50")
+    assert note.text_content() == "= 3.437 % a month (50 % a year)"
     page.fill("#id_workloads-0-monthly_growth", "0.03")
+    assert page.input_value("#id_workloads-0-growth_per_year") == ""
+    assert note.text_content() == "= 3 % a month (42.58 % a year)"
 
     rows = [
         ("cloud", "Rent", {"usd_per_gpu_hour": "2.99"}, {}),
