@@ -4,6 +4,7 @@ sizing sweep), their fields from the engine's tables.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -32,7 +33,6 @@ from costapp.scenarios.growth import agree, growth_words, monthly_from_yearly, t
 from hardware.display.figures import plain_number
 
 DIST_PARAMS = ("low", "mode", "high", "mean", "sd")
-QUOTE_PICKERS = ("dedicated_quote", "purchase_quote")
 GROWTH_A_YEAR = "growth_per_year"
 """A workload's growth a year in percent: the builder's way to give ``monthly_growth``."""
 
@@ -142,16 +142,14 @@ class RowForm(forms.Form):
         """The page's lists of this formset's pickers, from its empty row: (key, choices)."""
         return lists_of(self.fields)
 
-    def page_layout(self) -> list[tuple[forms.BoundField, str, str]]:
-        """``layout`` as the page writes the row: a row of a known type without the fields of
-        the other types (the page's script brings them from the empty row when the type is
-        changed), except those holding a value or an error, which the row says are not saved;
-        a row without a type, or of an unknown one, whole."""
+    @functools.cached_property
+    def _page_rows(self) -> tuple[list[tuple[forms.BoundField, str, str]], bool]:
+        """``page_layout`` and whether it leaves fields out, laid out once for both."""
         kind = str(self.value("type") or "")
         rows = self.layout()
         if kind not in self.types:
-            return rows
-        return [
+            return rows, False
+        kept = [
             (bound, types, billings)
             for bound, types, billings in rows
             if not types
@@ -159,10 +157,18 @@ class RowForm(forms.Form):
             or bound.errors
             or bound.value() not in (None, "", False, [])
         ]
+        return kept, len(kept) < len(rows)
+
+    def page_layout(self) -> list[tuple[forms.BoundField, str, str]]:
+        """``layout`` as the page writes the row: a row of a known type without the fields of
+        the other types (the page's script brings them from the empty row when the type is
+        changed), except those holding a value or an error, which the row says are not saved;
+        a row without a type, or of an unknown one, whole."""
+        return self._page_rows[0]
 
     def is_partial(self) -> bool:
         """Whether the page writes fewer fields of the row than it has (``page_layout``)."""
-        return len(self.page_layout()) < len(self.layout())
+        return self._page_rows[1]
 
     def value(self, name: str) -> Any:
         """The bound, raw value of a field (before cleaning)."""
@@ -307,7 +313,7 @@ OPTION_FORM_FIELDS: dict[str, tuple[str, ...]] = {
 }
 """Nested objects of an option and the form fields of their members."""
 
-QUOTE_FIELDS = dict(zip(("dedicated", "on_prem"), QUOTE_PICKERS, strict=True))
+QUOTE_FIELDS = {"dedicated": "dedicated_quote", "on_prem": "purchase_quote"}
 
 GPU_OPTION_TYPES = tuple(kind for kind in schema.OPTION_TYPES if kind != "api")
 """The option types that hold GPUs: the common fields ``gpu`` and ``throughput_factor`` are

@@ -172,11 +172,11 @@ def page_trace(trace: Mapping[str, Any]) -> dict[str, Any]:
     """A trace as a page carries it: each coordinate its tooltip shows at fixed decimals
     (``hover_decimals``) rounded to them, no more than the chart can show (a dollar on an axis
     of millions is not a pixel; the tooltip reads the same), the rest to ``PAGE_DIGITS``."""
-    shown: dict[str, Any] = _page_number(dict(trace))
-    for axis, decimals in hover_decimals(trace).items():
-        if axis in shown:
-            shown[axis] = _rounded(trace[axis], decimals)
-    return shown
+    decimals = hover_decimals(trace)
+    return {
+        key: _rounded(value, decimals[key]) if key in decimals else _page_number(value)
+        for key, value in trace.items()
+    }
 
 
 def page_figure(figure: Mapping[str, Any]) -> dict[str, Any]:
@@ -188,7 +188,8 @@ def page_figure(figure: Mapping[str, Any]) -> dict[str, Any]:
     layout = dict(figure.get("layout") or {})
     if layout.get("template") == template_json(TEMPLATE):
         layout["template"] = TEMPLATE
-    shown: dict[str, Any] = _page_number({**figure, "layout": layout})
+    rest = {key: value for key, value in figure.items() if key != "data"}
+    shown: dict[str, Any] = _page_number({**rest, "layout": layout})
     shown["data"] = [
         page_trace(trace) if isinstance(trace, Mapping) else _page_number(trace)
         for trace in figure.get("data") or []
