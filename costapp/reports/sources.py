@@ -151,12 +151,13 @@ def source_rows(
     engine_version: str,
     today: date | None = None,
     marketplaces: Collection[str] | None = None,
+    providers: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """The rows of the run page's sources table: ``sourced`` (one per ``sources`` row, in its
     order; a cloud offer's price, and a hosted model's token price, with its ``confidence`` judged
     as of ``today``, the day the run
-    was created, ``marketplaces`` the providers that are marketplaces, from the catalog when not
-    given), ``typed`` (the prices the scenario gave itself) and ``recorded`` (False for a run
+    was created, ``marketplaces`` the providers that are marketplaces and ``providers`` their
+    names by slug, each from the catalog when not given), ``typed`` (the prices the scenario gave itself) and ``recorded`` (False for a run
     made before sources were recorded, whose figures cannot be told apart)."""
     inputs = result.get("inputs") or {}
     options = inputs.get("options") or []
@@ -169,7 +170,8 @@ def source_rows(
     if marketplaces is None:
         marketplaces = marketplace_providers()
     today = today or timezone.localdate()
-    providers = provider_names()
+    if providers is None:
+        providers = provider_names()
     sourced = []
     covered: set[tuple[int, str]] = set()
     for row in rows:

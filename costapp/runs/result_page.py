@@ -33,8 +33,9 @@ def result_context(
         risk["url"] = "" if request is None else request.path
         if risk["figures"] is not None:
             risk["chart"] = leader_chart(risk["figures"])
+    providers = provider_names()
     groups = warnings_grouped(
-        result["warnings"], [o["name"] for o in result["options"]], gpu_names(), provider_names()
+        result["warnings"], [o["name"] for o in result["options"]], gpu_names(), providers
     )
     warnings_open, warnings_folded = warnings_split(groups)
     return {
@@ -53,6 +54,7 @@ def result_context(
             result=result,
             engine_version=run.engine_version,
             today=timezone.localdate(run.created),
+            providers=providers,
         ),
         "key_columns": {
             "tokens": any(
