@@ -96,3 +96,25 @@ def stored_run(scenario):
         else {"figures": figures.figures, "sorted_totals": figures.sorted_totals},
     )
     return run
+
+
+def question_priced(client, data: dict, username: str = "lead", timeout_s: float = 180):
+    """A question asked at ``/ask/`` with the form ``data`` by a new analyst ``username`` (signed
+    in), its run priced in this process (tasks in process), waited for until it succeeds:
+    (the analyst, the question, its run)."""
+    import time
+
+    from costapp.models import Question, SimulationRun
+
+    lead = analyst(username)
+    client.force_login(lead)
+    assert client.post("/ask/", data).status_code == 302
+    question = Question.objects.get(owner=lead)
+    run = question.run
+    deadline = time.monotonic() + timeout_s  # priced in this process, at once or soon after
+    while run.status != SimulationRun.Status.SUCCEEDED and time.monotonic() < deadline:
+        assert run.status not in ("failed", "cancelled"), run.error
+        time.sleep(0.1)
+        run.refresh_from_db()
+    assert run.status == SimulationRun.Status.SUCCEEDED, run.error
+    return lead, question, run

@@ -5,15 +5,13 @@ link weigh under 300 KB of HTML, and its scenario's builder page under ``BUILDER
 figure a lead needs still on them. ``bench/pages.py --part weight`` prints the same weights."""
 
 import re
-import time
 
 import pytest
 
 from costapp.ask.presets import LEAD_QUESTIONS
-from costapp.models import Question, SimulationRun
 from costapp.runs.links import run_link_create
 
-from .runs_helpers import analyst
+from .runs_helpers import question_priced
 
 pytestmark = pytest.mark.django_db
 
@@ -29,18 +27,7 @@ QUESTION = LEAD_QUESTIONS[
 
 @pytest.fixture
 def asked(client, catalog, tasks_in_process):
-    lead = analyst("lead")
-    client.force_login(lead)
-    assert client.post("/ask/", QUESTION).status_code == 302
-    question = Question.objects.get(owner=lead)
-    run = question.run
-    deadline = time.monotonic() + 180  # priced in this process, at once or soon after
-    while run.status != SimulationRun.Status.SUCCEEDED and time.monotonic() < deadline:
-        assert run.status not in ("failed", "cancelled"), run.error
-        time.sleep(0.1)
-        run.refresh_from_db()
-    assert run.status == SimulationRun.Status.SUCCEEDED, run.error
-    return lead, question, run
+    return question_priced(client, QUESTION, timeout_s=180)
 
 
 def _kb(response) -> float:

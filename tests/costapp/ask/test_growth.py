@@ -9,17 +9,12 @@ from html import unescape
 import pytest
 
 from costapp.ask.plan import monthly_growth
-from costapp.ask.presets import EXAMPLE_QUESTION
 from costapp.models import Question, Scenario, SimulationRun
 
 from ..runs_helpers import analyst
+from .test_ask import ask
 
 pytestmark = pytest.mark.django_db
-
-
-def ask(client, **changes):
-    data = {**EXAMPLE_QUESTION, **changes}
-    return client.post("/ask/", {k: v for k, v in data.items() if v is not None})
 
 
 def _field(html: str, name: str) -> str:

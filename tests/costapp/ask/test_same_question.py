@@ -4,17 +4,16 @@ it starts a new scenario at) and giving the growth a year as the question did, h
 NPV. Tasks run in this process; the catalog is the shipped one."""
 
 import re
-import time
 
 import pytest
 from django.conf import settings
 
 from costapp.ask.presets import LEAD_QUESTIONS
 from costapp.builder.documents import document_form_data
-from costapp.models import Question, Scenario, SimulationRun
+from costapp.models import Scenario, SimulationRun
 from costapp.runs import pipeline
 
-from ..runs_helpers import analyst
+from ..runs_helpers import analyst, question_priced
 
 pytestmark = pytest.mark.django_db
 
@@ -36,17 +35,7 @@ def _input_value(html: str, field_id: str) -> str:
 def test_the_same_question_asked_and_built_with_the_defaults_has_the_same_npv(
     client, catalog, tasks_in_process
 ):
-    lead = analyst("lead")
-    client.force_login(lead)
-    assert client.post("/ask/", QUESTION).status_code == 302
-    question = Question.objects.get(owner=lead)
-    run = question.run
-    deadline = time.monotonic() + 120  # priced in this process, at once or soon after
-    while run.status != SimulationRun.Status.SUCCEEDED and time.monotonic() < deadline:
-        assert run.status not in ("failed", "cancelled"), run.error
-        time.sleep(0.1)
-        run.refresh_from_db()
-    assert run.status == SimulationRun.Status.SUCCEEDED, run.error
+    lead, question, run = question_priced(client, QUESTION, timeout_s=120)
     asked = question.scenario.document
     workload = asked["workloads"][0]
     option = next(
